@@ -1,0 +1,525 @@
+"""The one action schema shared by every GUI environment, agent, reward and trainer.
+
+An :class:`Action` is a small frozen record. Coordinates are in **screenshot pixels** of the observation the
+action answers (x to the right, y down, origin top-left); converting from a model's normalised frame is the
+parser's job in ``agents/``, never the env's.
+
+Actions round-trip through three text forms:
+
+* plain JSON (``Action.to_json`` / ``Action.from_json``), the on-disk form in trajectories;
+* the GUI-R1 answer format (seed 001, App. F.1):
+  ``<think>...</think><answer>[{"action": "click", "point": [x, y], "input_text": ""}]</answer>``,
+  where non-pointer actions carry the sentinel point ``[-100, -100]``;
+* any mix of the two inside model output (:func:`parse_action_text`), which never raises: malformed text
+  gives a :class:`ParseResult` whose ``error`` says what was wrong.
+
+Validation errors raised by the constructor are :class:`InvalidActionError`, a ``ValueError``. Environments
+never let them escape ``step``: a malformed action is a no-op with a penalty and ``info["action_error"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+ActionType = Literal[
+    "click",
+    "double_click",
+    "long_press",
+    "right_click",
+    "hover",
+    "type",
+    "scroll",
+    "swipe",
+    "press",
+    "open_app",
+    "navigate",
+    "wait",
+    "stop",
+]
+
+ACTION_TYPES: tuple[str, ...] = ActionType.__args__  # type: ignore[attr-defined]
+#: Actions that target a point or an element; SSL's step proximity uses the Gaussian field for these.
+POINTER_TYPES: frozenset[str] = frozenset({"click", "double_click", "long_press", "right_click", "hover"})
+DIRECTIONS: tuple[str, ...] = ("up", "down", "left", "right")
+NAVIGATE_TARGETS: tuple[str, ...] = ("back", "forward", "home", "url")
+STOP_STATUSES: tuple[str, ...] = ("success", "infeasible", "failure")
+#: The point GUI-R1 writes for actions without coordinates (seed 001, App. F.1).
+SENTINEL_POINT: tuple[float, float] = (-100.0, -100.0)
+
+Point = tuple[float, float]
+
+
+class InvalidActionError(ValueError):
+    """An action's fields do not fit its type (for example a ``click`` with neither point nor element)."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """One GUI action.
+
+    Attributes:
+        type: one of :data:`ACTION_TYPES`.
+        point: target in screenshot pixels ``(x, y)``; pointer actions need ``point`` or ``element_id``.
+            For ``swipe`` it is the start point; for ``scroll`` and ``type`` it optionally says where.
+        element_id: target element id from ``observation["elements"]`` (alternative to ``point``).
+        text: text to type (``type``).
+        direction: ``up``/``down``/``left``/``right`` for ``scroll`` (content moves so that the view goes
+            this way) and for ``swipe`` without an end point (finger moves this way).
+        amount: scroll distance in pixels; ``None`` means one page-sized step chosen by the env.
+        end_point: swipe end in screenshot pixels.
+        key: key name for ``press`` (``enter``, ``tab``, ``ctrl+a``, ...). Back and home are
+            ``navigate`` targets, not keys, so that each action has one spelling.
+        app: app name or package for ``open_app``.
+        target: ``back``/``forward``/``home``/``url`` for ``navigate``.
+        url: destination for ``navigate`` with ``target="url"``.
+        duration: seconds, for ``wait`` and optionally ``long_press``.
+        answer: the answer carried by ``stop`` (information-retrieval tasks).
+        status: ``success`` (done), ``infeasible`` (the task cannot be done) or ``failure`` (give up).
+    """
+
+    type: str
+    point: Point | None = None
+    element_id: str | None = None
+    text: str | None = None
+    direction: str | None = None
+    amount: float | None = None
+    end_point: Point | None = None
+    key: str | None = None
+    app: str | None = None
+    target: str | None = None
+    url: str | None = None
+    duration: float | None = None
+    answer: str | None = None
+    status: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        # Normalise coordinates to float tuples so that equality after a JSON round trip holds.
+        for name in ("point", "end_point"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _as_point(value, name))
+        for name in ("amount", "duration"):
+            value = getattr(self, name)
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                    raise InvalidActionError(f"{name} must be a finite number, got {value!r}")
+                object.__setattr__(self, name, float(value))
+        if self.element_id is not None:
+            object.__setattr__(self, "element_id", str(self.element_id))
+        if self.type == "stop" and self.status is None:
+            # A plain stop means "done"; defaulting here keeps one spelling for the same action.
+            object.__setattr__(self, "status", "success")
+        if self.answer == "":
+            # An empty answer and no answer are the same thing; one spelling keeps round trips exact.
+            object.__setattr__(self, "answer", None)
+        self._validate()
+
+    def _validate(self) -> None:
+        t = self.type
+        if t not in ACTION_TYPES:
+            raise InvalidActionError(f"unknown action type {t!r}; expected one of {', '.join(ACTION_TYPES)}")
+        allowed = _ALLOWED_FIELDS[t]
+        extra = [
+            f.name
+            for f in fields(self)
+            if f.name != "type" and f.name not in allowed and getattr(self, f.name) is not None
+        ]
+        if extra:
+            raise InvalidActionError(f"{t} does not take {extra}; it takes {sorted(allowed)}")
+        if t in POINTER_TYPES and self.point is None and self.element_id is None:
+            raise InvalidActionError(f"{t} needs a point (screenshot pixels) or an element_id")
+        if t == "type" and self.text is None:
+            raise InvalidActionError("type needs text")
+        if t == "scroll" and self.direction not in DIRECTIONS:
+            raise InvalidActionError(f"scroll needs direction in {DIRECTIONS}, got {self.direction!r}")
+        if t == "swipe":
+            if self.point is None:
+                raise InvalidActionError("swipe needs a start point")
+            if self.end_point is None and self.direction not in DIRECTIONS:
+                raise InvalidActionError("swipe needs an end_point or a direction")
+        if self.direction is not None and self.direction not in DIRECTIONS:
+            raise InvalidActionError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        if t == "press":
+            if not self.key or not isinstance(self.key, str):
+                raise InvalidActionError("press needs a key name such as 'enter'")
+            if self.key.lower() in ("back", "home"):
+                raise InvalidActionError(
+                    f"use navigate(target={self.key.lower()!r}) instead of press({self.key!r})"
+                )
+        if t == "open_app" and not self.app:
+            raise InvalidActionError("open_app needs an app name")
+        if t == "navigate":
+            if self.target not in NAVIGATE_TARGETS:
+                raise InvalidActionError(f"navigate needs target in {NAVIGATE_TARGETS}, got {self.target!r}")
+            if self.target == "url" and not self.url:
+                raise InvalidActionError("navigate(target='url') needs a url")
+        if self.status is not None and self.status not in STOP_STATUSES:
+            raise InvalidActionError(f"status must be one of {STOP_STATUSES}, got {self.status!r}")
+        if (self.amount is not None and self.amount < 0) or (self.duration is not None and self.duration < 0):
+            raise InvalidActionError("amount and duration must be non-negative")
+
+    # ----- constructors -------------------------------------------------------------------------------
+    @classmethod
+    def click(cls, x: float, y: float) -> Action:
+        """Click at ``(x, y)`` in screenshot pixels."""
+        return cls("click", point=(x, y))
+
+    @classmethod
+    def click_element(cls, element_id: str) -> Action:
+        """Click the centre of the element with this id."""
+        return cls("click", element_id=element_id)
+
+    @classmethod
+    def type_text(cls, text: str, element_id: str | None = None) -> Action:
+        """Type ``text`` into ``element_id`` (or into the focused field when ``None``)."""
+        return cls("type", text=text, element_id=element_id)
+
+    @classmethod
+    def scroll(cls, direction: str, amount: float | None = None) -> Action:
+        """Scroll the view ``direction`` by ``amount`` pixels (``None``: one page-sized step)."""
+        return cls("scroll", direction=direction, amount=amount)
+
+    @classmethod
+    def press(cls, key: str) -> Action:
+        """Press a key such as ``enter``."""
+        return cls("press", key=key)
+
+    @classmethod
+    def navigate(cls, target: str, url: str | None = None) -> Action:
+        """Go ``back``/``forward``/``home``, or to ``url``."""
+        return cls("navigate", target=target, url=url)
+
+    @classmethod
+    def stop(cls, answer: str | None = None, status: str = "success") -> Action:
+        """End the episode, optionally with an answer."""
+        return cls("stop", answer=answer, status=status)
+
+    # ----- plain JSON ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The plain-JSON form: ``type`` plus every field that is set."""
+        out: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name != "type" and value is not None:
+                out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Action:
+        """Inverse of :meth:`to_dict`. Raises :class:`InvalidActionError` on unknown keys or bad values."""
+        if not isinstance(data, Mapping):
+            raise InvalidActionError(f"an action must be a JSON object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise InvalidActionError(
+                f"unknown action fields {sorted(unknown)}; known fields are {sorted(known)}"
+            )
+        if "type" not in data:
+            raise InvalidActionError("an action needs a 'type'")
+        for name in ("element_id", "text", "direction", "key", "app", "target", "url", "answer", "status"):
+            if data.get(name) is not None and not isinstance(data[name], str | int):
+                raise InvalidActionError(f"{name} must be a string, got {data[name]!r}")
+        return cls(**dict(data))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Action:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidActionError(f"not JSON: {exc}") from exc
+        return cls.from_dict(data)
+
+    # ----- GUI-R1 -------------------------------------------------------------------------------------
+    def to_gui_r1(self) -> dict[str, Any]:
+        """The GUI-R1 answer entry (seed 001, App. F.1); non-pointer actions carry ``[-100, -100]``.
+
+        Fields that GUI-R1 has no slot for (element ids, swipe end points, scroll amounts, stop status)
+        go in extra keys, so that the entry parses back to the same action.
+        """
+        point = self.point if self.point is not None else SENTINEL_POINT
+        entry: dict[str, Any] = {
+            "action": self.type,
+            "point": [_num(point[0]), _num(point[1])],
+            "input_text": "",
+        }
+        slot = {
+            "type": self.text,
+            "scroll": self.direction,
+            "press": self.key,
+            "open_app": self.app,
+            "navigate": self.url if self.target == "url" else self.target,
+            "stop": self.answer,
+            "swipe": self.direction,
+        }.get(self.type)
+        if slot is not None:
+            entry["input_text"] = slot
+        extras = {
+            "target": "url" if self.target == "url" else None,
+            "element_id": self.element_id,
+            "amount": self.amount,
+            "end_point": list(self.end_point) if self.end_point is not None else None,
+            "duration": self.duration,
+            "status": self.status,
+        }
+        entry.update({k: v for k, v in extras.items() if v is not None})
+        return entry
+
+    @classmethod
+    def from_gui_r1(cls, entry: Mapping[str, Any]) -> Action:
+        """Build an action from one GUI-R1 answer entry, accepting the benchmarks' aliases.
+
+        Recognised aliases include ``doubleclick``, ``rightclick``, ``moveto``, ``press_enter`` (any
+        ``press_<key>``), ``press_back`` / ``press_home`` / ``navigate_back`` (navigation), ``hotkey``,
+        ``complete`` / ``finish`` / ``terminate`` / ``answer`` (stop) and ``input`` / ``text`` (type).
+        """
+        if not isinstance(entry, Mapping):
+            raise InvalidActionError(f"a GUI-R1 entry must be an object, got {type(entry).__name__}")
+        raw = entry.get("action", entry.get("action_type"))
+        if not isinstance(raw, str) or not raw.strip():
+            raise InvalidActionError("a GUI-R1 entry needs an 'action' string")
+        name = raw.strip().lower().replace(" ", "_").replace("-", "_")
+        text = entry.get("input_text", entry.get("text", ""))
+        text = "" if text is None else str(text)
+        point = _gui_r1_point(entry.get("point", entry.get("coordinate")))
+        kwargs: dict[str, Any] = {
+            k: entry[k] for k in ("element_id", "amount", "end_point", "duration", "status") if k in entry
+        }
+        explicit_target = entry.get("target")
+        name = _GUI_R1_ALIASES.get(name, name)
+        if name.startswith("press_") and name not in ("press_back", "press_home"):
+            return cls("press", key=name[len("press_") :], **kwargs)
+        if name in ("press_back", "press_home", "navigate_back", "navigate_home", "navigate_forward"):
+            return cls("navigate", target=name.rsplit("_", 1)[1], **kwargs)
+        if name == "hotkey":
+            return cls("press", key=text, **kwargs)
+        if name in POINTER_TYPES:
+            return cls(name, point=point, **kwargs)
+        if name == "type":
+            return cls("type", text=text, point=point, **kwargs)
+        if name in ("scroll", "swipe"):
+            direction = text.strip().lower() or None
+            return cls(name, point=point, direction=direction, **kwargs)
+        if name == "press":
+            return cls("press", key=text, **kwargs)
+        if name == "open_app":
+            return cls("open_app", app=text, **kwargs)
+        if name == "navigate":
+            target = text.strip().lower()
+            if explicit_target != "url" and target in ("back", "forward", "home"):
+                return cls("navigate", target=target, **kwargs)
+            return cls("navigate", target="url", url=text, **kwargs)
+        if name == "wait":
+            return cls("wait", **kwargs)
+        if name == "stop":
+            return cls("stop", answer=text or None, **kwargs)
+        raise InvalidActionError(f"unknown GUI-R1 action {raw!r}")
+
+
+_ALLOWED_FIELDS: dict[str, frozenset[str]] = {
+    **{t: frozenset({"point", "element_id", "duration"}) for t in POINTER_TYPES},
+    "type": frozenset({"text", "point", "element_id"}),
+    "scroll": frozenset({"direction", "amount", "point", "element_id"}),
+    "swipe": frozenset({"point", "end_point", "direction", "duration"}),
+    "press": frozenset({"key"}),
+    "open_app": frozenset({"app"}),
+    "navigate": frozenset({"target", "url"}),
+    "wait": frozenset({"duration"}),
+    "stop": frozenset({"answer", "status"}),
+}
+
+_GUI_R1_ALIASES = {
+    "doubleclick": "double_click",
+    "dblclick": "double_click",
+    "rightclick": "right_click",
+    "longpress": "long_press",
+    "long_click": "long_press",
+    "moveto": "hover",
+    "move_to": "hover",
+    "tap": "click",
+    "input": "type",
+    "text": "type",
+    "type_text": "type",
+    "openapp": "open_app",
+    "launch_app": "open_app",
+    "complete": "stop",
+    "finish": "stop",
+    "finished": "stop",
+    "done": "stop",
+    "terminate": "stop",
+    "answer": "stop",
+    "status": "stop",
+    "back": "navigate_back",
+    "home": "navigate_home",
+    "goto": "navigate",
+    "go_to": "navigate",
+}
+
+
+def _num(v: float) -> float | int:
+    """Write integral floats as ints, so the GUI-R1 text looks like a model's (``[12, 40]``)."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def _as_point(value: Any, name: str) -> Point:
+    if isinstance(value, str) or not hasattr(value, "__len__") or len(value) != 2:
+        raise InvalidActionError(f"{name} must be two numbers (x, y) in screenshot pixels, got {value!r}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
+            raise InvalidActionError(f"{name} must be two finite numbers, got {value!r}")
+        out.append(float(v))
+    return (out[0], out[1])
+
+
+def _gui_r1_point(value: Any) -> Point | None:
+    """A GUI-R1 point, or ``None`` for a missing point or the ``[-100, -100]`` sentinel."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        nums = re.findall(r"-?\d+(?:\.\d+)?", value)
+        value = [float(n) for n in nums]
+    point = _as_point(value, "point")
+    return None if point == SENTINEL_POINT else point
+
+
+# ----- parsing model output ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """Why a piece of model output is not an action.
+
+    Attributes:
+        code: a stable machine-readable reason: ``empty``, ``no_json``, ``invalid_json``,
+            ``not_an_action``, ``invalid_action``.
+        message: a human-readable explanation.
+        snippet: the part of the text that failed (at most 200 characters).
+    """
+
+    code: str
+    message: str
+    snippet: str = ""
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of :func:`parse_action_text`: either ``actions`` (at least one) or an ``error``."""
+
+    actions: tuple[Action, ...] = ()
+    error: ParseError | None = None
+    think: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.actions)
+
+    @property
+    def action(self) -> Action | None:
+        """The first action, or ``None`` when parsing failed."""
+        return self.actions[0] if self.actions else None
+
+
+_THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
+_ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL | re.IGNORECASE)
+
+
+def parse_action_text(text: Any) -> ParseResult:
+    """Parse model output into actions. Never raises.
+
+    Accepts, in order of preference, the content of an ``<answer>`` tag, a fenced code block, or the first
+    JSON object or list in the text. The JSON may be a GUI-R1 entry (``{"action": ...}``), a list of them,
+    or a plain action (``{"type": ...}``). Python-style single quotes are tolerated.
+    """
+    try:
+        return _parse(text)
+    except Exception as exc:  # the contract is "never raises"; anything unforeseen becomes a parse error
+        return ParseResult(error=ParseError("invalid_action", f"{type(exc).__name__}: {exc}", _snip(text)))
+
+
+def _parse(text: Any) -> ParseResult:
+    if not isinstance(text, str):
+        return ParseResult(error=ParseError("empty", f"expected text, got {type(text).__name__}"))
+    think_match = _THINK_RE.search(text)
+    think = think_match.group(1).strip() if think_match else None
+    answer_match = _ANSWER_RE.search(text)
+    body = answer_match.group(1) if answer_match else text
+    if not body.strip():
+        return ParseResult(error=ParseError("empty", "no answer in the output"), think=think)
+    payload, error = _first_json(body)
+    if error is not None:
+        return ParseResult(error=error, think=think)
+    entries = payload if isinstance(payload, list) else [payload]
+    if not entries:
+        return ParseResult(
+            error=ParseError("not_an_action", "the answer is an empty list", _snip(body)), think=think
+        )
+    actions = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return ParseResult(
+                error=ParseError("not_an_action", "each action must be a JSON object", _snip(body)),
+                think=think,
+            )
+        try:
+            if "action" in entry or "action_type" in entry:
+                actions.append(Action.from_gui_r1(entry))
+            elif "type" in entry:
+                actions.append(Action.from_dict(entry))
+            else:
+                return ParseResult(
+                    error=ParseError("not_an_action", "object has neither 'action' nor 'type'", _snip(body)),
+                    think=think,
+                )
+        except (InvalidActionError, TypeError) as exc:
+            return ParseResult(error=ParseError("invalid_action", str(exc), _snip(body)), think=think)
+    return ParseResult(actions=tuple(actions), think=think)
+
+
+def _first_json(body: str) -> tuple[Any, ParseError | None]:
+    """Decode the first JSON value (object or list) in ``body``."""
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", body, re.DOTALL)
+    if fenced:
+        body = fenced.group(1)
+    decoder = json.JSONDecoder()
+    last_error: ParseError | None = None
+    for match in re.finditer(r"[\[{]", body):
+        chunk = body[match.start() :]
+        for candidate in (chunk, _python_quotes_to_json(chunk)):
+            try:
+                value, _ = decoder.raw_decode(candidate)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                last_error = ParseError("invalid_json", f"invalid JSON: {exc}", _snip(chunk))
+                continue
+            if isinstance(value, dict | list):
+                return value, None
+        if last_error is not None and match.start() == 0:
+            continue
+    if last_error is not None:
+        return None, last_error
+    return None, ParseError("no_json", "no JSON object or list found", _snip(body))
+
+
+def _python_quotes_to_json(chunk: str) -> str:
+    # Models often print Python reprs ({'action': 'click'}); swapping quote styles recovers most of them.
+    return chunk.replace("'", '"').replace("None", "null").replace("True", "true").replace("False", "false")
+
+
+def _snip(text: Any) -> str:
+    return str(text)[:200]
+
+
+def format_gui_r1(actions: Action | list[Action] | tuple[Action, ...], think: str | None = None) -> str:
+    """Write actions in the GUI-R1 answer format (``<think>`` is omitted when ``think`` is ``None``)."""
+    seq = [actions] if isinstance(actions, Action) else list(actions)
+    answer = json.dumps([a.to_gui_r1() for a in seq], ensure_ascii=False)
+    prefix = f"<think>{think}</think>" if think is not None else ""
+    return f"{prefix}<answer>{answer}</answer>"

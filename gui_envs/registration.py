@@ -1,0 +1,30 @@
+"""Environment registration: one place that lists every id guigym provides.
+
+Entry points are strings, so ``import gui_envs`` stays cheap: Playwright, torch and friends load only when
+an environment that needs them is made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+#: One-line description of each registered id, shown by ``guigym envs``.
+ENV_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register_env(env_id: str, entry_point: str, description: str, **kwargs: Any) -> None:
+    """Register ``env_id`` with gymnasium and remember its one-line description.
+
+    Re-registering an id (for example after ``importlib.reload``) is a no-op instead of a warning.
+    """
+    ENV_DESCRIPTIONS[env_id] = description
+    if env_id in gym.registry:
+        return
+    gym.register(id=env_id, entry_point=entry_point, **kwargs)
+
+
+def guigym_env_ids() -> list[str]:
+    """The ids registered by guigym, sorted."""
+    return sorted(ENV_DESCRIPTIONS)

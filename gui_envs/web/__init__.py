@@ -1,0 +1,1 @@
+"""Web environments: real Chromium driven by Playwright."""

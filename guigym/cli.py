@@ -1,0 +1,138 @@
+"""The ``guigym`` command.
+
+guigym envs                                   list the registered ids
+guigym run Sudoku-v0 --agent random -n 3      run episodes and print returns and success
+guigym run Maze-v0 --agent oracle --record runs/maze --kwarg mode=navigate
+guigym demo                                   what ``./run demo`` shows
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import statistics
+from pathlib import Path
+from typing import Annotated, Any
+
+import gymnasium as gym
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import gui_envs
+from agents import OracleAgent, RandomAgent
+from agents.base import Agent
+from agents.episode import run_episode
+
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="guigym: Gymnasium environments for GUI agents."
+)
+console = Console()
+
+AGENTS = ("random", "oracle")
+
+
+class UnknownEnvError(typer.BadParameter):
+    """The id is not registered; the message suggests the closest ids."""
+
+
+def resolve_env_id(env_id: str) -> str:
+    """Return ``env_id`` if registered, else raise with the closest matches."""
+    known = gui_envs.guigym_env_ids()
+    if env_id in known or env_id in gym.registry:
+        return env_id
+    close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.4)
+    hint = f" Did you mean {', '.join(close)}?" if close else " Run `guigym envs` to list them."
+    raise UnknownEnvError(f"unknown environment id {env_id!r}.{hint}")
+
+
+def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
+    """``["mode=navigate", "size=7"]`` -> ``{"mode": "navigate", "size": 7}`` (values parsed as JSON if they can be)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise typer.BadParameter(f"--kwarg expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
+    if name == "random":
+        return RandomAgent(env.action_space, seed=seed)
+    if name == "oracle":
+        return OracleAgent(env)
+    raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
+
+
+@app.command()
+def envs() -> None:
+    """List the registered environment ids with a one-line description each."""
+    table = Table(title="guigym environments")
+    table.add_column("id", style="bold")
+    table.add_column("description")
+    for env_id in gui_envs.guigym_env_ids():
+        table.add_row(env_id, gui_envs.ENV_DESCRIPTIONS[env_id])
+    console.print(table)
+
+
+@app.command()
+def run(
+    env_id: Annotated[str, typer.Argument(help="A registered id, for example Sudoku-v0.")],
+    agent: Annotated[str, typer.Option("--agent", "-a", help=f"One of: {', '.join(AGENTS)}.")] = "random",
+    episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Number of episodes.")] = 3,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode; episode i uses seed + i.")] = 0,
+    record: Annotated[
+        Path | None, typer.Option(help="Save trajectories (JSONL + PNG) under this folder.")
+    ] = None,
+    kwarg: Annotated[
+        list[str] | None,
+        typer.Option("--kwarg", "-k", help="Env constructor argument KEY=VALUE (repeatable)."),
+    ] = None,
+) -> None:
+    """Run episodes and print each one's return and success."""
+    env_id = resolve_env_id(env_id)
+    kwargs = parse_kwargs(kwarg or [])
+    if record is not None:
+        kwargs.setdefault("render_mode", "rgb_array")
+    with gym.make(env_id, **kwargs) as env:
+        policy = make_agent(agent, env, seed)
+        table = Table(title=f"{env_id} / {agent} agent")
+        for col in ("episode", "seed", "steps", "return", "success"):
+            table.add_column(col, justify="right")
+        returns, successes = [], []
+        for i in range(episodes):
+            traj = run_episode(env, policy, seed=seed + i, record_screenshots=record is not None)
+            if record is not None:
+                traj.save(record)
+            returns.append(traj.total_reward)
+            successes.append(bool(traj.success))
+            table.add_row(
+                str(i), str(seed + i), str(len(traj.steps)), f"{traj.total_reward:.3f}", str(traj.success)
+            )
+        table.add_section()
+        table.add_row(
+            "mean", "", "", f"{statistics.fmean(returns):.3f}", f"{sum(successes) / len(successes):.0%}"
+        )
+    console.print(table)
+    if record is not None:
+        console.print(f"trajectories saved under {record}")
+
+
+@app.command()
+def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) -> None:
+    """Run every demo environment with a random agent and the oracle, and print a table."""
+    from guigym.demo import run_demo
+
+    run_demo(episodes=episodes, console=console)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""Box and point geometry shared by every reward (SSL, SCA, MobileIPL, baselines).
+
+Conventions: a point is ``(x, y)`` and a box is ``(x1, y1, x2, y2)``, both in **screenshot pixels**
+(x to the right, y down), with ``x1 <= x2`` and ``y1 <= y2``. Functions accept one point ``(2,)`` or many
+``(..., 2)`` and broadcast; box edges count as inside, as in SSL's verifier (seed 000, App. B.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Box = tuple[float, float, float, float]
+FloatArray = NDArray[np.float64]
+
+
+class InvalidBoxError(ValueError):
+    """A target box is not ``(x1, y1, x2, y2)`` with finite values and ``x1 <= x2``, ``y1 <= y2``."""
+
+
+def as_box(box: ArrayLike) -> FloatArray:
+    """Check a box and return it as a float array of shape ``(4,)``.
+
+    Args:
+        box: ``(x1, y1, x2, y2)`` in pixels.
+
+    Returns:
+        The box as ``float64`` values.
+
+    Raises:
+        InvalidBoxError: when the box is malformed; the message says which values are wrong.
+
+    >>> as_box((0, 0, 10, 20)).tolist()
+    [0.0, 0.0, 10.0, 20.0]
+    """
+    arr = np.asarray(box, dtype=np.float64)
+    if arr.shape != (4,) or not np.all(np.isfinite(arr)):
+        raise InvalidBoxError(f"a box is four finite numbers (x1, y1, x2, y2); got {box!r}")
+    if arr[2] < arr[0] or arr[3] < arr[1]:
+        raise InvalidBoxError(f"box {box!r} has x2 < x1 or y2 < y1; pass the corners in (x1, y1, x2, y2) order")
+    return arr
+
+
+def box_center(box: ArrayLike) -> FloatArray:
+    """Centre ``c = ((x1 + x2) / 2, (y1 + y2) / 2)`` in pixels (seed 000, App. B.1).
+
+    >>> box_center((0, 0, 10, 20)).tolist()
+    [5.0, 10.0]
+    """
+    b = as_box(box)
+    return np.array([(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0])
+
+
+def box_half_sizes(box: ArrayLike) -> FloatArray:
+    """Half-width ``a = (x2 - x1) / 2`` and half-height ``b = (y2 - y1) / 2`` in pixels (App. B.1).
+
+    >>> box_half_sizes((0, 0, 10, 20)).tolist()
+    [5.0, 10.0]
+    """
+    b = as_box(box)
+    return np.array([(b[2] - b[0]) / 2.0, (b[3] - b[1]) / 2.0])
+
+
+def point_in_box(points: ArrayLike, box: ArrayLike) -> NDArray[np.bool_]:
+    """Whether each point lies in the box, edges included: ``x1 <= x <= x2 and y1 <= y <= y2`` (App. B.4).
+
+    Args:
+        points: ``(2,)`` or ``(..., 2)`` in pixels; NaN coordinates count as outside.
+        box: ``(x1, y1, x2, y2)`` in pixels.
+
+    Returns:
+        Boolean array of shape ``points.shape[:-1]``.
+
+    >>> point_in_box([[5, 5], [10, 20], [11, 5]], (0, 0, 10, 20)).tolist()
+    [True, True, False]
+    """
+    p = np.asarray(points, dtype=np.float64)
+    b = as_box(box)
+    with np.errstate(invalid="ignore"):
+        return (b[0] <= p[..., 0]) & (p[..., 0] <= b[2]) & (b[1] <= p[..., 1]) & (p[..., 1] <= b[3])
+
+
+def normalised_offsets(points: ArrayLike, box: ArrayLike) -> FloatArray:
+    """Offsets from the box centre in units of the half-sizes: ``((x - cx) / a, (y - cy) / b)``.
+
+    The box edge sits at 1 on each axis. A zero half-size (a box of zero width or height) gives offset 0
+    for a point on that line and ``inf`` elsewhere, so degenerate boxes stay usable.
+
+    Args:
+        points: ``(2,)`` or ``(..., 2)`` in pixels.
+        box: ``(x1, y1, x2, y2)`` in pixels.
+
+    Returns:
+        Array of shape ``points.shape``, dimensionless (box half-sizes).
+
+    >>> normalised_offsets([15.0, 10.0], (0, 0, 20, 20)).tolist()
+    [0.5, 0.0]
+    """
+    p = np.asarray(points, dtype=np.float64)
+    delta = p - box_center(box)
+    half = box_half_sizes(box)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = delta / half
+    # 0/0 (on the line of a flat box) is a perfect hit on that axis; x/0 is infinitely far.
+    return np.where(half > 0, out, np.where(delta == 0, 0.0, np.inf))
+
+
+def mahalanobis_sq(points: ArrayLike, box: ArrayLike, sigma_frac: float = 1.0) -> FloatArray:
+    """Squared normalised Mahalanobis distance to the box centre with ``sigma = sigma_frac * (a, b)``.
+
+    ``d^2 = ((x - cx) / (sigma_frac * a))^2 + ((y - cy) / (sigma_frac * b))^2``: the diagonal-covariance
+    Gaussian field of SSL (seed 000, section 3.3 and App. B.1) and the GUI-G2-style point reward.
+
+    Args:
+        points: ``(2,)`` or ``(..., 2)`` in pixels.
+        box: ``(x1, y1, x2, y2)`` in pixels.
+        sigma_frac: per-axis standard deviation as a fraction of the half-size.
+
+    Returns:
+        Array of shape ``points.shape[:-1]``, dimensionless.
+
+    >>> float(mahalanobis_sq([15.0, 10.0], (0, 0, 20, 20), sigma_frac=0.5))
+    1.0
+    """
+    if not sigma_frac > 0:
+        raise ValueError(f"sigma_frac must be positive, got {sigma_frac!r}")
+    u = normalised_offsets(points, box) / sigma_frac
+    return np.sum(u * u, axis=-1)
+
+
+def normalised_distance(
+    point: ArrayLike,
+    reference: ArrayLike,
+    screen_size: Sequence[float],
+    mode: Literal["axes", "diagonal"] = "axes",
+) -> FloatArray:
+    """Distance between points with the screen size divided out, clipped to ``[0, 1]``.
+
+    ``mode="axes"`` divides x by the width and y by the height first, then takes the Euclidean norm: the
+    normalised-coordinate distance of AndroidControl-style evaluators (seed 001, App. A.3 accepts below
+    0.142) and of MobileIPL's 0-1000 coordinate frame. ``mode="diagonal"`` divides the pixel distance by the
+    screen diagonal instead. Non-finite inputs give distance 1 (as far as possible).
+
+    Args:
+        point: ``(2,)`` or ``(..., 2)`` in pixels.
+        reference: ``(2,)`` or ``(..., 2)`` in pixels.
+        screen_size: ``(width, height)`` in pixels.
+        mode: ``"axes"`` or ``"diagonal"``.
+
+    Returns:
+        Dimensionless distance in ``[0, 1]`` of shape ``broadcast(point, reference).shape[:-1]``.
+
+    >>> float(normalised_distance((30, 40), (0, 0), (100, 100)))
+    0.5
+    >>> float(normalised_distance((30, 40), (0, 0), (300, 400), mode="diagonal"))
+    0.1
+    """
+    w, h = (float(s) for s in screen_size)
+    if not (w > 0 and h > 0):
+        raise ValueError(f"screen_size must be two positive numbers (width, height), got {screen_size!r}")
+    delta = np.asarray(point, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
+    if mode == "axes":
+        d = np.hypot(delta[..., 0] / w, delta[..., 1] / h)
+    elif mode == "diagonal":
+        d = np.hypot(delta[..., 0], delta[..., 1]) / np.hypot(w, h)
+    else:
+        raise ValueError(f"mode must be 'axes' or 'diagonal', got {mode!r}")
+    return np.clip(np.where(np.isfinite(d), d, 1.0), 0.0, 1.0)
