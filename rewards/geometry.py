@@ -2,7 +2,8 @@
 
 Conventions: a point is ``(x, y)`` and a box is ``(x1, y1, x2, y2)``, both in **screenshot pixels**
 (x to the right, y down), with ``x1 <= x2`` and ``y1 <= y2``. Functions accept one point ``(2,)`` or many
-``(..., 2)`` and broadcast; box edges count as inside, as in SSL's verifier (seed 000, App. B.4).
+``(..., 2)``, and one box ``(4,)`` or many ``(..., 4)``; leading dimensions broadcast. Box edges count as
+inside, as in SSL's verifier (seed 000, App. B.4).
 """
 
 from __future__ import annotations
@@ -22,25 +23,27 @@ class InvalidBoxError(ValueError):
 
 
 def as_box(box: ArrayLike) -> FloatArray:
-    """Check a box and return it as a float array of shape ``(4,)``.
+    """Check one box ``(4,)`` or many ``(..., 4)`` and return them as float arrays.
 
     Args:
-        box: ``(x1, y1, x2, y2)`` in pixels.
+        box: ``(x1, y1, x2, y2)`` in pixels, or an array of such boxes.
 
     Returns:
-        The box as ``float64`` values.
+        The boxes as ``float64`` values, same shape.
 
     Raises:
-        InvalidBoxError: when the box is malformed; the message says which values are wrong.
+        InvalidBoxError: when a box is malformed; the message says which values are wrong.
 
     >>> as_box((0, 0, 10, 20)).tolist()
     [0.0, 0.0, 10.0, 20.0]
     """
     arr = np.asarray(box, dtype=np.float64)
-    if arr.shape != (4,) or not np.all(np.isfinite(arr)):
+    if arr.ndim == 0 or arr.shape[-1] != 4 or not np.all(np.isfinite(arr)):
         raise InvalidBoxError(f"a box is four finite numbers (x1, y1, x2, y2); got {box!r}")
-    if arr[2] < arr[0] or arr[3] < arr[1]:
-        raise InvalidBoxError(f"box {box!r} has x2 < x1 or y2 < y1; pass the corners in (x1, y1, x2, y2) order")
+    if np.any(arr[..., 2] < arr[..., 0]) or np.any(arr[..., 3] < arr[..., 1]):
+        raise InvalidBoxError(
+            f"box {box!r} has x2 < x1 or y2 < y1; pass the corners in (x1, y1, x2, y2) order"
+        )
     return arr
 
 
@@ -51,7 +54,7 @@ def box_center(box: ArrayLike) -> FloatArray:
     [5.0, 10.0]
     """
     b = as_box(box)
-    return np.array([(b[0] + b[2]) / 2.0, (b[1] + b[3]) / 2.0])
+    return np.stack([(b[..., 0] + b[..., 2]) / 2.0, (b[..., 1] + b[..., 3]) / 2.0], axis=-1)
 
 
 def box_half_sizes(box: ArrayLike) -> FloatArray:
@@ -61,7 +64,7 @@ def box_half_sizes(box: ArrayLike) -> FloatArray:
     [5.0, 10.0]
     """
     b = as_box(box)
-    return np.array([(b[2] - b[0]) / 2.0, (b[3] - b[1]) / 2.0])
+    return np.stack([(b[..., 2] - b[..., 0]) / 2.0, (b[..., 3] - b[..., 1]) / 2.0], axis=-1)
 
 
 def point_in_box(points: ArrayLike, box: ArrayLike) -> NDArray[np.bool_]:
@@ -69,10 +72,10 @@ def point_in_box(points: ArrayLike, box: ArrayLike) -> NDArray[np.bool_]:
 
     Args:
         points: ``(2,)`` or ``(..., 2)`` in pixels; NaN coordinates count as outside.
-        box: ``(x1, y1, x2, y2)`` in pixels.
+        box: ``(x1, y1, x2, y2)`` in pixels (or ``(..., 4)``).
 
     Returns:
-        Boolean array of shape ``points.shape[:-1]``.
+        Boolean array of the broadcast leading shape.
 
     >>> point_in_box([[5, 5], [10, 20], [11, 5]], (0, 0, 10, 20)).tolist()
     [True, True, False]
@@ -80,18 +83,21 @@ def point_in_box(points: ArrayLike, box: ArrayLike) -> NDArray[np.bool_]:
     p = np.asarray(points, dtype=np.float64)
     b = as_box(box)
     with np.errstate(invalid="ignore"):
-        return (b[0] <= p[..., 0]) & (p[..., 0] <= b[2]) & (b[1] <= p[..., 1]) & (p[..., 1] <= b[3])
+        inside_x = (b[..., 0] <= p[..., 0]) & (p[..., 0] <= b[..., 2])
+        return inside_x & (b[..., 1] <= p[..., 1]) & (p[..., 1] <= b[..., 3])
 
 
-def normalised_offsets(points: ArrayLike, box: ArrayLike) -> FloatArray:
-    """Offsets from the box centre in units of the half-sizes: ``((x - cx) / a, (y - cy) / b)``.
+def normalised_offsets(points: ArrayLike, box: ArrayLike, edge: float = 1.0) -> FloatArray:
+    """Offsets from the box centre with the box edge at ``edge``: ``(edge * (x - cx) / a, edge * (y - cy) / b)``.
 
-    The box edge sits at 1 on each axis. A zero half-size (a box of zero width or height) gives offset 0
-    for a point on that line and ``inf`` elsewhere, so degenerate boxes stay usable.
+    A zero half-size (a box of zero width or height) gives offset 0 for a point on that line and ``inf``
+    elsewhere, so degenerate boxes stay usable. The product is formed before the division so that points on
+    whole multiples of a standard deviation land exactly on them (``150 * 3 / 150 == 3``).
 
     Args:
         points: ``(2,)`` or ``(..., 2)`` in pixels.
-        box: ``(x1, y1, x2, y2)`` in pixels.
+        box: ``(x1, y1, x2, y2)`` in pixels (or ``(..., 4)``).
+        edge: value of the offset at the box edge (the edge's distance in standard deviations).
 
     Returns:
         Array of shape ``points.shape``, dimensionless (box half-sizes).
@@ -103,31 +109,32 @@ def normalised_offsets(points: ArrayLike, box: ArrayLike) -> FloatArray:
     delta = p - box_center(box)
     half = box_half_sizes(box)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = delta / half
+        out = (delta * edge) / half
     # 0/0 (on the line of a flat box) is a perfect hit on that axis; x/0 is infinitely far.
     return np.where(half > 0, out, np.where(delta == 0, 0.0, np.inf))
 
 
-def mahalanobis_sq(points: ArrayLike, box: ArrayLike, sigma_frac: float = 1.0) -> FloatArray:
-    """Squared normalised Mahalanobis distance to the box centre with ``sigma = sigma_frac * (a, b)``.
+def mahalanobis_sq(points: ArrayLike, box: ArrayLike, edge_sigmas: float = 1.0) -> FloatArray:
+    """Squared normalised Mahalanobis distance to the box centre with ``sigma = (a, b) / edge_sigmas``.
 
-    ``d^2 = ((x - cx) / (sigma_frac * a))^2 + ((y - cy) / (sigma_frac * b))^2``: the diagonal-covariance
-    Gaussian field of SSL (seed 000, section 3.3 and App. B.1) and the GUI-G2-style point reward.
+    ``d^2 = (edge_sigmas * (x - cx) / a)^2 + (edge_sigmas * (y - cy) / b)^2``: the diagonal-covariance
+    Gaussian field of SSL (seed 000, section 3.3 and App. B.1) and of the GUI-G2-style point reward. The box
+    edge lies ``edge_sigmas`` standard deviations from the centre.
 
     Args:
         points: ``(2,)`` or ``(..., 2)`` in pixels.
         box: ``(x1, y1, x2, y2)`` in pixels.
-        sigma_frac: per-axis standard deviation as a fraction of the half-size.
+        edge_sigmas: half-size in standard deviations (``1 / edge_sigmas`` is sigma over the half-size).
 
     Returns:
-        Array of shape ``points.shape[:-1]``, dimensionless.
+        Array of the broadcast leading shape, dimensionless.
 
-    >>> float(mahalanobis_sq([15.0, 10.0], (0, 0, 20, 20), sigma_frac=0.5))
+    >>> float(mahalanobis_sq([15.0, 10.0], (0, 0, 20, 20), edge_sigmas=2.0))
     1.0
     """
-    if not sigma_frac > 0:
-        raise ValueError(f"sigma_frac must be positive, got {sigma_frac!r}")
-    u = normalised_offsets(points, box) / sigma_frac
+    if not edge_sigmas > 0:
+        raise ValueError(f"edge_sigmas must be positive, got {edge_sigmas!r}")
+    u = normalised_offsets(points, box, edge_sigmas)
     return np.sum(u * u, axis=-1)
 
 

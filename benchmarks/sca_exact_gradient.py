@@ -1,0 +1,249 @@
+"""Exact-gradient audit of group credit estimators (SCA, seed 001, section 5.4 and App. E.1).
+
+Setting: a 2-D diagonal Gaussian click policy ``a ~ N(mu, sigma^2 I)`` with ``sigma = 1`` and learnable mean
+``mu``; a target box ``[x1, x2] x [y1, y2]``; binary reward ``r = 1[a in box]``. The return is the hit
+probability, which factorises over the axes:
+
+    P(mu) = (Phi((x2 - mu_x)/s) - Phi((x1 - mu_x)/s)) * (Phi((y2 - mu_y)/s) - Phi((y1 - mu_y)/s))
+
+and, since ``d/dmu Phi((c - mu)/s) = -phi((c - mu)/s) / s``, its exact gradient is
+
+    dP/dmu_x = (phi((x1 - mu_x)/s) - phi((x2 - mu_x)/s)) / s * P_y
+    dP/dmu_y = P_x * (phi((y1 - mu_y)/s) - phi((y2 - mu_y)/s)) / s.
+
+Each group holds ``N = 5`` clicks from one context; an estimator turns the group into one credit per click
+and the score-function update ``g = (1/N) sum_i credit_i * grad log pi(a_i)`` with
+``grad log pi(a) = (a - mu) / s^2``. Four contexts (box placements; the paper does not list its own) are
+drawn ``--groups`` times each; the uniform mixture of all groups is compared with the arithmetic mean of
+the four exact context gradients, the same sampled clicks feeding every estimator:
+
+* MSE (mix): mean over groups of ``|g - mean exact gradient|^2`` (the paper's comparison);
+* MSE (ctx): mean over groups of ``|g - exact gradient of its own context|^2``;
+* cosine and norm ratio of the mean update against the mean exact gradient.
+
+Run: ``python benchmarks/sca_exact_gradient.py [--groups 100000] [--seed 0]``. Prints a table and writes
+``benchmarks/out/sca_exact_gradient.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import norm
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rewards.advantage import group_advantage  # noqa: E402
+from rewards.sca import SCAConfig, spatial_credit_batch  # noqa: E402
+
+N_RESPONSES = 5
+SIGMA = 1.0
+
+
+@dataclass(frozen=True)
+class Context:
+    """One synthetic GUI state: the policy mean and the target box, in policy-sigma units."""
+
+    name: str
+    mu: tuple[float, float]
+    box: tuple[float, float, float, float]  # (x1, y1, x2, y2)
+
+
+#: Hit rates from about 0.4 down to about 0.02, so that all-hit, mixed and all-miss groups all occur.
+CONTEXTS: tuple[Context, ...] = (
+    Context("near, large", (0.0, 0.0), (-0.5, -1.0, 1.5, 1.0)),
+    Context("offset, medium", (0.0, 0.0), (0.25, -0.25, 1.75, 1.25)),
+    Context("up-left, small", (0.0, 0.0), (-1.0, 0.5, 0.0, 1.5)),
+    Context("far, small", (0.0, 0.0), (1.25, -2.0, 2.75, -1.0)),
+)
+
+
+def hit_probability_and_gradient(ctx: Context, s: float = SIGMA) -> tuple[float, np.ndarray]:
+    """Exact ``P(hit)`` and ``dP/dmu`` for one context (module docstring)."""
+    (mx, my), (x1, y1, x2, y2) = ctx.mu, ctx.box
+    px = norm.cdf((x2 - mx) / s) - norm.cdf((x1 - mx) / s)
+    py = norm.cdf((y2 - my) / s) - norm.cdf((y1 - my) / s)
+    gx = (norm.pdf((x1 - mx) / s) - norm.pdf((x2 - mx) / s)) / s * py
+    gy = px * (norm.pdf((y1 - my) / s) - norm.pdf((y2 - my) / s)) / s
+    return float(px * py), np.array([gx, gy])
+
+
+def sample_context(ctx: Context, groups: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``groups`` groups of clicks ``(G, N, 2)`` and their binary hits ``(G, N)``."""
+    a = np.asarray(ctx.mu) + SIGMA * rng.standard_normal((groups, N_RESPONSES, 2))
+    x1, y1, x2, y2 = ctx.box
+    hit = (a[..., 0] >= x1) & (a[..., 0] <= x2) & (a[..., 1] >= y1) & (a[..., 1] <= y2)
+    return a, hit
+
+
+def group_updates(credits: np.ndarray, clicks: np.ndarray, mu: tuple[float, float]) -> np.ndarray:
+    """``g = (1/N) sum_i credit_i (a_i - mu) / sigma^2`` per group: ``(G, N)``, ``(G, N, 2)`` -> ``(G, 2)``."""
+    score = (clicks - np.asarray(mu)) / SIGMA**2
+    return np.einsum("gn,gnk->gk", credits, score) / clicks.shape[1]
+
+
+def run(groups: int, seed: int, chunk: int) -> dict[str, object]:
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(seed)
+    full = SCAConfig()
+    residual_only = replace(full, use_prox=False)  # the paper's SCA-Residual: all-miss groups keep GRPO
+    estimators = ("GRPO", "SCA-Residual", "SCA (full)")
+    sums = {e: np.zeros(2) for e in estimators}
+    sq_mix = dict.fromkeys(estimators, 0.0)
+    sq_ctx = dict.fromkeys(estimators, 0.0)
+    per_ctx = {e: [] for e in estimators}
+    exact = [hit_probability_and_gradient(c) for c in CONTEXTS]
+    g_mix = np.mean([g for _, g in exact], axis=0)
+    counts = {"mixed": 0, "residual": 0, "all_miss": 0, "all_hit": 0}
+    bar = tqdm(total=groups * len(CONTEXTS), unit="group", desc="groups", mininterval=1.0)
+    for ctx, (_, g_ctx) in zip(CONTEXTS, exact, strict=True):
+        ctx_sum = {e: np.zeros(2) for e in estimators}
+        for start in range(0, groups, chunk):
+            size = min(chunk, groups - start)
+            clicks, hit = sample_context(ctx, size, rng)
+            res = spatial_credit_batch(clicks, hit, boxes=ctx.box, config=full)
+            credits = {
+                "GRPO": group_advantage(hit.astype(float), full.eps, full.ddof),
+                "SCA-Residual": spatial_credit_batch(
+                    clicks, hit, boxes=ctx.box, config=residual_only
+                ).credits,
+                "SCA (full)": res.credits,
+            }
+            for e in estimators:
+                g = group_updates(credits[e], clicks, ctx.mu)
+                sums[e] += g.sum(axis=0)
+                ctx_sum[e] += g.sum(axis=0)
+                sq_mix[e] += float(np.sum((g - g_mix) ** 2))
+                sq_ctx[e] += float(np.sum((g - g_ctx) ** 2))
+            n_hit = hit.sum(axis=1)
+            counts["mixed"] += int(np.sum((n_hit > 0) & (n_hit < N_RESPONSES)))
+            counts["residual"] += int(np.sum(res.branch == "residual"))
+            counts["all_miss"] += int(np.sum(n_hit == 0))
+            counts["all_hit"] += int(np.sum(n_hit == N_RESPONSES))
+            bar.update(size)
+        for e in estimators:
+            per_ctx[e].append(ctx_sum[e] / groups)
+    bar.close()
+    total = groups * len(CONTEXTS)
+    rows = {}
+    for e in estimators:
+        mean_g = sums[e] / total
+        cos = float(mean_g @ g_mix / (np.linalg.norm(mean_g) * np.linalg.norm(g_mix)))
+        rows[e] = {
+            "mse_mix": sq_mix[e] / total,
+            "mse_ctx": sq_ctx[e] / total,
+            "cos": cos,
+            "ratio": float(np.linalg.norm(mean_g) / np.linalg.norm(g_mix)),
+            "mean": mean_g,
+            "per_ctx": np.array(per_ctx[e]),
+        }
+    return {"rows": rows, "exact": exact, "g_mix": g_mix, "counts": counts, "total": total}
+
+
+def report(out: dict[str, object], seconds: float, groups: int, png: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rows, exact, g_mix, counts, total = (out[k] for k in ("rows", "exact", "g_mix", "counts", "total"))
+    console = Console(width=150)
+    ctx_table = Table(title="Contexts (sigma = 1, mu = 0)")
+    for col in ("context", "box (x1, y1, x2, y2)", "P(hit)", "exact dP/dmu"):
+        ctx_table.add_column(col)
+    for c, (p, g) in zip(CONTEXTS, exact, strict=True):
+        ctx_table.add_row(c.name, str(c.box), f"{p:.4f}", f"({g[0]:+.5f}, {g[1]:+.5f})")
+    console.print(ctx_table)
+    title = f"Exact-gradient audit: {len(CONTEXTS)} contexts x {groups:,} groups, N = {N_RESPONSES}"
+    table = Table(title=title)
+    for col in (
+        "estimator",
+        "MSE (mix)",
+        "MSE (ctx)",
+        "rel. MSE vs GRPO",
+        "cosine",
+        "norm ratio",
+        "mean update",
+    ):
+        table.add_column(col, justify="right")
+    base = rows["GRPO"]["mse_mix"]
+    for e, r in rows.items():
+        rel = f"{100 * (r['mse_mix'] / base - 1):+.2f}%"
+        mean = f"({r['mean'][0]:+.5f}, {r['mean'][1]:+.5f})"
+        table.add_row(
+            e, f"{r['mse_mix']:.5f}", f"{r['mse_ctx']:.5f}", rel, f"{r['cos']:.5f}", f"{r['ratio']:.3f}", mean
+        )
+    table.add_row("exact", "-", "-", "-", "1.00000", "1.000", f"({g_mix[0]:+.5f}, {g_mix[1]:+.5f})")
+    console.print(table)
+    console.print(
+        f"groups: {total:,}; mixed {counts['mixed'] / total:.1%} (Residual active in "
+        f"{counts['residual'] / max(counts['mixed'], 1):.1%} of them), all-miss {counts['all_miss'] / total:.1%}, "
+        f"all-hit {counts['all_hit'] / total:.1%}; runtime {seconds:.1f} s"
+    )
+    plot(rows, exact, g_mix, png)
+    console.print(f"plot: {png}")
+
+
+def plot(rows: dict, exact: list, g_mix: np.ndarray, png: Path) -> None:
+    """Bar chart of the update MSE, and the mean update of each estimator per context as arrows."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 5))
+    names = list(rows)
+    colors = {"GRPO": "0.55", "SCA-Residual": "tab:blue", "SCA (full)": "tab:orange"}
+    mse = [rows[e]["mse_mix"] for e in names]
+    ax1.bar(names, mse, color=[colors[e] for e in names])
+    ax1.set_ylim(0, 1.15 * max(mse))
+    ax1.set_ylabel("mean |g - exact mean gradient|^2")
+    ax1.set_title("Update error, uniform 4-context mixture")
+    for i, v in enumerate(mse):
+        ax1.text(i, v, f"{v:.5f}", ha="center", va="bottom")
+    vectors = [g for _, g in exact] + [v for e in names for v in rows[e]["per_ctx"]]
+    lim = 1.2 * max(float(np.max(np.abs(v))) for v in vectors)
+    for k, (c, (_, g)) in enumerate(zip(CONTEXTS, exact, strict=True)):
+        ax2.quiver(0, 0, *g, angles="xy", scale_units="xy", scale=1, color="k", width=0.008)
+        ax2.annotate(c.name, g, fontsize=8, xytext=(4, 4), textcoords="offset points")
+        for e in names:
+            m = rows[e]["per_ctx"][k]
+            ax2.quiver(0, 0, *m, angles="xy", scale_units="xy", scale=1, color=colors[e], width=0.004)
+    for label, color in [("exact", "k"), *colors.items()]:
+        ax2.plot([], [], color=color, label=label)
+    ax2.legend(fontsize=8, loc="lower left")
+    ax2.set_xlim(-lim, lim)
+    ax2.set_ylim(-lim, lim)
+    ax2.set_aspect("equal")
+    ax2.axhline(0, color="0.85", lw=0.8)
+    ax2.axvline(0, color="0.85", lw=0.8)
+    ax2.set_title("Mean update per context vs exact gradient")
+    ax2.set_xlabel("d/d mu_x")
+    ax2.set_ylabel("d/d mu_y")
+    fig.tight_layout()
+    png.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--groups", type=int, default=100_000, help="groups per context (paper: 100,000)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
+    parser.add_argument("--chunk", type=int, default=20_000, help="groups sampled and scored per step")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out" / "sca_exact_gradient.png")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    out = run(args.groups, args.seed, args.chunk)
+    report(out, time.perf_counter() - t0, args.groups, args.out)
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["CONTEXTS", "Context", "group_updates", "hit_probability_and_gradient", "run"]

@@ -1,0 +1,49 @@
+"""Group-relative advantage (GRPO), the ordinary credit that SSL and SCA refine.
+
+``A_i = (r_i - mean(r)) / (std(r) + eps)`` over the ``N`` responses of one group (seed 000, App. B.5;
+seed 001, section 3). The standard deviation is the sample one (``ddof=1``) by default, as ``torch.std``
+computes it in the GRPO implementations the papers build on (EasyR1 / verl, TRL); pass ``ddof=0`` for the
+population form. A group whose rewards are all equal gets zero advantage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from rewards.geometry import FloatArray
+
+
+def group_std(rewards: ArrayLike, ddof: int = 1) -> FloatArray:
+    """Standard deviation over the last axis; 0 where the group has ``<= ddof`` finite members.
+
+    >>> round(float(group_std([1.0, 1.0, 0.0, 0.0, 0.0])), 6)  # sqrt(1.2 / 4)
+    0.547723
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    n = r.shape[-1]
+    if n <= ddof:
+        return np.zeros(r.shape[:-1])
+    mean = r.mean(axis=-1, keepdims=True)
+    return np.sqrt(np.sum((r - mean) ** 2, axis=-1) / (n - ddof))
+
+
+def group_advantage(rewards: ArrayLike, eps: float = 1e-6, ddof: int = 1) -> FloatArray:
+    """GRPO advantage ``(r - mean) / (std + eps)`` over the last axis (one group per row).
+
+    Args:
+        rewards: ``(N,)`` or ``(G, N)`` scalar rewards.
+        eps: added to the standard deviation.
+        ddof: delta degrees of freedom of the standard deviation.
+
+    Returns:
+        Advantages, same shape as ``rewards``.
+
+    >>> group_advantage([1.0, 0.0], ddof=0, eps=0.0).tolist()
+    [1.0, -1.0]
+    >>> group_advantage([0.3, 0.3, 0.3]).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    std = group_std(r, ddof)[..., None]
+    return (r - r.mean(axis=-1, keepdims=True)) / (std + eps)

@@ -1,0 +1,72 @@
+"""Settings of Spatial Credit Assignment (seed 001); the defaults and where each comes from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Values of ``SCABatch.branch``: all-hit GRPO, mixed-hit Residual, all-miss Prox, or the ordinary
+#: advantage as a fallback (invalid coordinates, equal rewards, zero spatial weight, Prox without a box).
+BRANCHES: tuple[str, ...] = ("all_hit", "residual", "prox", "fallback")
+
+
+@dataclass(frozen=True)
+class SCAConfig:
+    """Settings of :func:`rewards.sca.spatial_credit`.
+
+    Attributes:
+        projections: click projections ``z = u . (x, y)`` that Residual fits along. The paper uses ``D = 4``
+            without listing them; the default is the two axes and the two diagonals (``x + y``,
+            ``x - y``). Theil-Sen predictions do not depend on the vectors' lengths.
+        gate: ``(q_lo, q_hi)``: the spatial weight rises linearly from 0 at ``q = q_lo`` to 1 at
+            ``q = q_hi`` (section 4.1 and App. B: ``[0.80, 0.99]``). ``q`` is the nested leave-one-out skill
+            of the direction ensemble, ``1 - SSE / SSE_mean``.
+        corr_band: ``(rho_lo, rho_hi)``: runtime correlation blend (App. A.1: ``[0.3, 0.7]``). The ensemble's
+            nested predictions must also correlate with the rewards: the spatial weight is multiplied by a
+            second ramp from 0 at ``rho_lo`` to 1 at ``rho_hi``.
+        clip_margin: fitted references are clipped to the fold's reward range widened by this many ranges
+            on each side; 1.0 gives ``[-1, 2]`` for binary rewards, so the paper's worked reference of
+            ``-0.423`` (App. C.2, Table 7) is reachable while wild extrapolations are cut.
+        min_sse: a fold whose rewards have a sum of squared deviations at or below this is uninformative
+            (no skill can be measured) and gets no spatial weight.
+        eps: added to the group standard deviation in the advantage and the standardised residual.
+        ddof: delta degrees of freedom of that standard deviation (1: ``torch.std``, as in GRPO code).
+        prox_scale: Prox credit is ``prox_scale * (p_i - mean p)`` with proximity ``p = 1 / (1 + d)`` and ``d``
+            the distance to the box centre in box half-sizes: the ordering scaled by the spread of the
+            proximity scores (section 4.1). With 1, misses at 2 and 4 half-sizes get +-0.067, misses at
+            10 and 11 half-sizes +-0.004.
+        invalid_prox_credit: credit of an invalid click in an all-miss group (Prox ranks the valid subset).
+            0 leaves it out of the update, as the ordinary advantage of an all-miss binary group does.
+        use_residual: run the Residual branch on mixed groups (off: ordinary advantage).
+        use_prox: run the Prox branch on all-miss groups (off: ordinary advantage). ``SCA-Residual`` in the
+            paper's synthetic study is ``use_prox=False``.
+        chunk_size: groups processed per vectorised block (memory ~ ``chunk_size * N^3 * D`` floats).
+    """
+
+    projections: tuple[tuple[float, float], ...] = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0), (1.0, -1.0))
+    gate: tuple[float, float] = (0.80, 0.99)
+    corr_band: tuple[float, float] = (0.3, 0.7)
+    clip_margin: float = 1.0
+    min_sse: float = 1e-12
+    eps: float = 1e-6
+    ddof: int = 1
+    prox_scale: float = 1.0
+    invalid_prox_credit: float = 0.0
+    use_residual: bool = True
+    use_prox: bool = True
+    chunk_size: int = 4096
+
+    def __post_init__(self) -> None:
+        if not self.projections or any(len(u) != 2 or u == (0.0, 0.0) for u in self.projections):
+            raise ValueError(f"projections must be non-zero (ux, uy) pairs, got {self.projections!r}")
+        for name in ("gate", "corr_band"):
+            lo, hi = getattr(self, name)
+            if not lo < hi:
+                raise ValueError(f"{name} must be (low, high) with low < high, got {(lo, hi)!r}")
+        if self.clip_margin < 0 or self.eps < 0 or self.min_sse < 0:
+            raise ValueError("clip_margin, eps and min_sse must be >= 0")
+        if self.ddof not in (0, 1):
+            raise ValueError(f"ddof must be 0 (population std) or 1 (sample std), got {self.ddof!r}")
+        if not self.prox_scale >= 0:
+            raise ValueError(f"prox_scale must be >= 0, got {self.prox_scale!r}")
+        if self.chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size!r}")
