@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 register_env(
     "Maze-v0",
     "gui_envs.grid.maze:MazeEnv",
-    "Perfect maze (5x5 to 31x31): submit a whole path (answer mode) or move with Discrete(4) (navigate mode).",
+    "Perfect maze of size x size cells (2 to 64; grid side 2*size+1), seeded: submit a whole path (answer) or move with Discrete(4) (navigate).",
     max_episode_steps=None,
 )
 register_env(

@@ -37,6 +37,13 @@ ARC_PALETTE: NDArray[np.uint8] = np.array(
     dtype=np.uint8,
 )
 
+#: Maze colours, indexed by the codes of :mod:`gui_envs.grid.maze_gen` (floor, wall, start, goal, path,
+#: agent).
+MAZE_PALETTE: NDArray[np.uint8] = np.array(
+    [(255, 255, 255), (40, 40, 40), (46, 204, 64), (255, 65, 54), (0, 116, 217), (255, 133, 27)],
+    dtype=np.uint8,
+)
+
 #: Canvas colour between grids (light grey), so black ARC cells stay visible at a grid's edge.
 BACKGROUND: tuple[int, int, int] = (200, 200, 200)
 
@@ -69,7 +76,9 @@ def grid_to_rgb(grid: NDArray[np.integer], palette: NDArray[np.uint8], cell_px: 
 
 
 def compose_rows(
-    rows: Sequence[Sequence[NDArray[np.uint8]]], gap_px: int = 8, background: tuple[int, int, int] = BACKGROUND
+    rows: Sequence[Sequence[NDArray[np.uint8]]],
+    gap_px: int = 8,
+    background: tuple[int, int, int] = BACKGROUND,
 ) -> NDArray[np.uint8]:
     """Lay images out in rows (left to right, top to bottom) on one canvas.
 
@@ -88,7 +97,7 @@ def compose_rows(
     canvas = np.empty((max(height, 1), max(width, 1), 3), dtype=np.uint8)
     canvas[:] = background
     y = gap_px
-    for row, row_h in zip(rows, row_heights):
+    for row, row_h in zip(rows, row_heights, strict=True):
         x = gap_px
         for im in row:
             canvas[y : y + im.shape[0], x : x + im.shape[1]] = im
@@ -141,7 +150,12 @@ def sudoku_board_rgb(
         xy = k * cell_px
         draw.line([(xy, 0), (xy, side)], fill=(0, 0, 0), width=width)
         draw.line([(0, xy), (side, xy)], fill=(0, 0, 0), width=width)
-    font = ImageFont.load_default()
+    try:
+        font: ImageFont.ImageFont | ImageFont.FreeTypeFont = ImageFont.load_default(
+            size=max(8, cell_px * 9 // 16)
+        )
+    except TypeError:  # Pillow < 10.1 has only the small bitmap font
+        font = ImageFont.load_default()
     for r in range(9):
         for c in range(9):
             value, colour = int(givens[r, c]), (0, 0, 0)
@@ -149,6 +163,9 @@ def sudoku_board_rgb(
                 value = int(entries[r, c])
                 colour = (255, 65, 54) if wrong is not None and wrong[r, c] else (0, 90, 200)
             if 1 <= value <= 9:
-                cx, cy = c * cell_px + cell_px // 2, r * cell_px + cell_px // 2
-                draw.text((cx, cy), str(value), fill=colour, font=font, anchor="mm")
+                # Centre the digit from its bounding box (bitmap fonts do not support anchors).
+                left, top, right, bottom = draw.textbbox((0, 0), str(value), font=font)
+                x = c * cell_px + (cell_px - (right - left)) / 2 - left
+                y = r * cell_px + (cell_px - (bottom - top)) / 2 - top
+                draw.text((x, y), str(value), fill=colour, font=font)
     return np.asarray(image, dtype=np.uint8).copy()

@@ -1,0 +1,262 @@
+"""Execute one :class:`~gui_envs.actions.Action` on a Playwright page (in the browser thread).
+
+Agent mistakes never raise: :func:`execute` returns an error string (``None`` on success) that the env puts in
+``info["action_error"]`` with a penalty. Browser faults (timeouts, crashes) do raise; the session maps them.
+
+Semantics, all coordinates in screenshot pixels:
+
+* pointer actions (``click``, ``double_click``, ``right_click``, ``hover``, ``long_press``) hit ``point``, or
+  the centre of ``element_id``'s bbox in the observation the agent saw; points outside the viewport are
+  rejected;
+* ``type`` with a target clicks it and replaces its content (a ``<select>`` chooses the option whose text or
+  value matches); without a target it types into the focused element;
+* ``scroll`` turns the mouse wheel at ``point`` (default: viewport centre) by ``amount`` pixels, default 80%
+  of the viewport;
+* ``press`` takes names such as ``enter``, ``tab``, ``ctrl+a``;
+* ``navigate`` goes ``back``/``forward``, ``home`` (the task's start page) or to a ``url`` of one of the
+  env's own origins; any other origin is rejected;
+* ``wait`` sleeps ``duration`` seconds (at most 5); ``stop`` is handled by the env; ``swipe`` drags.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable, Collection
+from typing import Any
+
+from gui_envs.actions import Action
+from gui_envs.web.observation import PageView
+from gui_envs.web.session import BrowserTimeoutError
+
+MAX_WAIT_S = 5.0
+_KEYS = {
+    "enter": "Enter",
+    "return": "Enter",
+    "tab": "Tab",
+    "escape": "Escape",
+    "esc": "Escape",
+    "backspace": "Backspace",
+    "delete": "Delete",
+    "space": " ",
+    "up": "ArrowUp",
+    "down": "ArrowDown",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "arrowup": "ArrowUp",
+    "arrowdown": "ArrowDown",
+    "arrowleft": "ArrowLeft",
+    "arrowright": "ArrowRight",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+    "home": "Home",
+    "end": "End",
+    "ctrl": "Control",
+    "control": "Control",
+    "shift": "Shift",
+    "alt": "Alt",
+    "meta": "Meta",
+    "cmd": "Meta",
+}
+
+# Marks a document that is about to be replaced, so the env knows to wait for the next load.
+NAV_FLAG_SCRIPT = (
+    "addEventListener('beforeunload', () => { window.__guigymLeaving = true; });"
+    "addEventListener('submit', (e) => { setTimeout(() => {"
+    " if (!e.defaultPrevented) window.__guigymLeaving = true; }, 0); });"
+)
+_LEAVING_JS = "() => new Promise(r => setTimeout(() => r(window.__guigymLeaving === true), 0))"
+
+
+def key_name(key: str) -> str:
+    """``"ctrl+a"`` -> ``"Control+a"``: Playwright's spelling of a key chord."""
+    parts = [p.strip() for p in key.replace(" ", "").split("+") if p.strip()]
+    out = []
+    for p in parts:
+        low = p.lower()
+        if low in _KEYS:
+            out.append(_KEYS[low])
+        elif len(p) == 1:
+            out.append(p)
+        elif low.startswith("f") and low[1:].isdigit():
+            out.append(low.upper())
+        else:
+            out.append(p[:1].upper() + p[1:])
+    return "+".join(out)
+
+
+def same_origin(url: str, origins: Collection[str]) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" in origins
+
+
+def execute(
+    page: Any,
+    action: Action,
+    view: PageView,
+    viewport: tuple[int, int],
+    origins: Collection[str],
+    home_url: str,
+) -> str | None:
+    """Perform ``action``; return ``None`` or a one-line explanation of why it was a no-op."""
+    width, height = viewport
+    point = None
+    if action.element_id is not None:
+        el = view.by_id(action.element_id)
+        if el is None or not el["visible"]:
+            return f"no element with id {action.element_id!r} in the current observation"
+        x0, y0, x1, y1 = el["bbox"]
+        point = ((max(x0, 0) + min(x1, width)) / 2, (max(y0, 0) + min(y1, height)) / 2)
+    elif action.point is not None:
+        point = action.point
+    if point is not None and not (0 <= point[0] < width and 0 <= point[1] < height):
+        return f"point ({point[0]:.0f}, {point[1]:.0f}) is outside the {width}x{height} viewport"
+    mouse = page.mouse
+    t = action.type
+    if t == "click":
+        mouse.click(*point)
+    elif t == "double_click":
+        mouse.dblclick(*point)
+    elif t == "right_click":
+        mouse.click(*point, button="right")
+    elif t == "hover":
+        mouse.move(*point)
+    elif t == "long_press":
+        mouse.move(*point)
+        mouse.down()
+        page.wait_for_timeout(1000 * min(action.duration or 0.8, MAX_WAIT_S))
+        mouse.up()
+    elif t == "type":
+        return _type(page, action, point)
+    elif t == "scroll":
+        amount = (
+            action.amount
+            if action.amount is not None
+            else 0.8 * (height if action.direction in ("up", "down") else width)
+        )
+        dx, dy = {"up": (0, -amount), "down": (0, amount), "left": (-amount, 0), "right": (amount, 0)}[
+            action.direction or "down"
+        ]
+        mouse.move(*(point or (width / 2, height / 2)))
+        mouse.wheel(dx, dy)
+        # Wheel scrolling lands on the next frame; wait for two so the screenshot shows it.
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    elif t == "swipe":
+        assert action.point is not None  # the Action validator guarantees it
+        end = action.end_point
+        if end is None:
+            dist = 0.4 * height
+            dx, dy = {"up": (0, -dist), "down": (0, dist), "left": (-dist, 0), "right": (dist, 0)}[
+                action.direction or "up"
+            ]
+            end = (action.point[0] + dx, action.point[1] + dy)
+        mouse.move(*action.point)
+        mouse.down()
+        mouse.move(*end, steps=8)
+        mouse.up()
+    elif t == "press":
+        try:
+            page.keyboard.press(key_name(action.key or ""))
+        except Exception as exc:  # noqa: BLE001 - unknown key names are the agent's mistake
+            if "Unknown key" in str(exc):
+                return f"unknown key {action.key!r}"
+            raise
+    elif t == "navigate":
+        return _navigate(page, action, origins, home_url)
+    elif t == "wait":
+        page.wait_for_timeout(1000 * min(action.duration if action.duration is not None else 1.0, MAX_WAIT_S))
+    elif t == "open_app":
+        return "open_app does not apply to web environments; use navigate(target='url')"
+    return None
+
+
+def _type(page: Any, action: Action, point: tuple[float, float] | None) -> str | None:
+    text = action.text or ""
+    if point is not None:
+        info = page.evaluate(
+            """([x, y]) => { const el = document.elementFromPoint(x, y);
+                 if (!el) return null; const t = el.closest('select') || el;
+                 return {tag: t.tagName.toLowerCase(), editable: t.isContentEditable ||
+                   ['input', 'textarea'].includes(t.tagName.toLowerCase())}; }""",
+            list(point),
+        )
+        if info is None:
+            return "nothing to type into at that point"
+        if info["tag"] == "select":
+            chosen = page.evaluate(
+                """([x, y, want]) => { const s = document.elementFromPoint(x, y).closest('select');
+                     const w = want.trim().toLowerCase();
+                     const o = [...s.options].find(o => o.text.trim().toLowerCase() === w ||
+                                                        o.value.toLowerCase() === w);
+                     if (!o) return false; s.value = o.value;
+                     s.dispatchEvent(new Event('input', {bubbles: true}));
+                     s.dispatchEvent(new Event('change', {bubbles: true})); return true; }""",
+                [point[0], point[1], text],
+            )
+            return None if chosen else f"the list has no option {text!r}"
+        if not info["editable"]:
+            return "the target is not a text field"
+        page.mouse.click(*point)
+        page.keyboard.press("Control+a")
+        page.keyboard.press("Delete")
+    elif not page.evaluate(
+        "() => { const a = document.activeElement; return !!a && (a.isContentEditable || "
+        "['input', 'textarea'].includes(a.tagName.toLowerCase())); }"
+    ):
+        return "no text field has focus; click one first or give element_id"
+    page.keyboard.type(text)
+    return None
+
+
+def _navigate(page: Any, action: Action, origins: Collection[str], home_url: str) -> str | None:
+    if action.target == "back":
+        page.go_back(wait_until="load")
+    elif action.target == "forward":
+        page.go_forward(wait_until="load")
+    elif action.target == "home":
+        page.goto(home_url, wait_until="load")
+    else:
+        url = action.url or ""
+        if url.startswith("/"):
+            parts = urllib.parse.urlsplit(page.url)
+            url = f"{parts.scheme}://{parts.netloc}{url}"
+        if not same_origin(url, origins):
+            return f"navigation to {url!r} is blocked: only {', '.join(sorted(origins))} are reachable"
+        page.goto(url, wait_until="load")
+    return None
+
+
+def settle(page: Any, timeout_ms: float, blocked_documents: Callable[[], int]) -> None:
+    """Wait until a navigation the action started (if any) has loaded.
+
+    Every document runs :data:`NAV_FLAG_SCRIPT`; while the flag is set the old document is being replaced, so
+    this waits for the next ``load`` event. A navigation the router blocked (another origin) never loads: the
+    ``blocked_documents()`` counter moving tells the wait to stop and clears the flag.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    before = blocked_documents()
+    waited = 0.0
+    while True:
+        try:
+            # A form submission starts its navigation from a task queued by the click, so let queued tasks
+            # run (one zero-delay timer) before asking whether the document is being replaced.
+            leaving = page.evaluate(_LEAVING_JS)
+        except PlaywrightError as exc:
+            if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                raise
+            page.wait_for_load_state("load", timeout=timeout_ms)
+            return
+        if not leaving:
+            page.wait_for_load_state("load", timeout=timeout_ms)
+            return
+        if blocked_documents() != before:
+            page.evaluate("() => { window.__guigymLeaving = false; }")
+            return
+        if waited >= timeout_ms:
+            raise BrowserTimeoutError(f"the page did not finish navigating within {timeout_ms / 1000:.0f} s")
+        try:
+            page.wait_for_event("load", timeout=100)
+            page.wait_for_load_state("load", timeout=timeout_ms)
+            return
+        except PlaywrightError:
+            waited += 100

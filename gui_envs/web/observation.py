@@ -1,0 +1,222 @@
+"""Page observation: element extraction in one ``page.evaluate`` call, screenshots, Set-of-Marks, a text tree.
+
+Element ids are stable within a page: the extraction script stamps ``data-guigym-id="<n>"`` on candidate
+elements in DOM order the first time it sees them and reuses the stamp afterwards, so a re-extraction of the
+same document gives the same ids, and an element keeps its id while scripts change the page around it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import string
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Characters allowed in the env's Text spaces (JSON, URLs, page text). Page text outside it becomes "?".
+CHARSET: str = (
+    string.ascii_letters
+    + string.digits
+    + string.punctuation
+    + " \n\t"
+    + "".join(chr(c) for c in range(0xA0, 0x180))
+    + "\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac\u2122\u00b7\u2190\u2191\u2192\u2193\u2605\u2606"
+)
+_CHARSET_SET = frozenset(CHARSET)
+
+# Interactive elements, plus text-bearing ones (headings, cells, paragraphs) so text-only agents can read.
+_EXTRACT_JS = r"""
+(maxElements) => {
+  const W = window.innerWidth, H = window.innerHeight;
+  const interactive = 'a[href],button,input,select,textarea,summary,label,[role=button],[role=link],' +
+      '[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[onclick],[tabindex],[contenteditable=true]';
+  const textual = 'h1,h2,h3,h4,p,li,td,th,span,div,b';
+  if (window.__guigymNext === undefined) window.__guigymNext = 0;
+  const out = [];
+  const all = document.body ? document.body.querySelectorAll('*') : [];
+  for (const el of all) {
+    if (out.length >= maxElements) break;
+    const isInteractive = el.matches(interactive);
+    let ownText = '';
+    if (!isInteractive) {
+      if (!el.matches(textual)) continue;
+      for (const n of el.childNodes) if (n.nodeType === 3) ownText += n.textContent;
+      ownText = ownText.replace(/\s+/g, ' ').trim();
+      if (!ownText) continue;
+    }
+    if (el.type === 'hidden') continue;
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === 'hidden' || st.display === 'none' || Number(st.opacity) === 0) continue;
+    let id = el.getAttribute('data-guigym-id');
+    if (id === null) { id = String(window.__guigymNext++); el.setAttribute('data-guigym-id', id); }
+    const tag = el.tagName.toLowerCase();
+    let text = isInteractive ? (el.getAttribute('aria-label') || el.innerText || el.getAttribute('placeholder')
+        || el.getAttribute('title') || el.getAttribute('alt') || el.value || '') : ownText;
+    if ((tag === 'input' || tag === 'textarea' || tag === 'select') && !el.getAttribute('aria-label') &&
+        el.labels && el.labels.length) text = el.labels[0].innerText;
+    text = String(text).replace(/\s+/g, ' ').trim().slice(0, 200);
+    let value = '';
+    if (tag === 'input' || tag === 'textarea') value = (el.type === 'checkbox' || el.type === 'radio') ?
+        (el.checked ? 'checked' : '') : el.value;
+    else if (tag === 'select') value = el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : '';
+    out.push({
+      id, tag, role: el.getAttribute('role') || (tag === 'input' ? (el.type || 'text') : tag), text,
+      value: String(value || '').slice(0, 200),
+      bbox: [r.left, r.top, r.right, r.bottom],
+      clickable: isInteractive,
+      visible: r.right > 0 && r.bottom > 0 && r.left < W && r.top < H,
+      name: el.getAttribute('name') || '', href: el.getAttribute('href') || '',
+    });
+  }
+  return {url: location.href, title: document.title, scrollY: window.scrollY,
+          pageHeight: document.documentElement.scrollHeight, elements: out};
+}
+"""
+
+
+@dataclass
+class PageView:
+    """What one extraction saw.
+
+    Attributes:
+        url: the page URL.
+        title: the document title.
+        elements: every candidate element, on screen or not (the oracle scrolls to off-screen ones); each a
+            dict with ``id``, ``tag``, ``role``, ``text``, ``value``, ``bbox`` ``[x0, y0, x1, y1]`` in
+            screenshot pixels (relative to the viewport, may lie outside it), ``clickable``, ``visible``,
+            ``name`` and ``href``.
+        scroll_y: vertical scroll offset in pixels.
+        page_height: document height in pixels.
+    """
+
+    url: str
+    title: str
+    elements: list[dict[str, Any]]
+    scroll_y: float = 0.0
+    page_height: float = 0.0
+
+    @property
+    def visible(self) -> list[dict[str, Any]]:
+        """The elements inside the viewport: what the agent's observation lists."""
+        return [el for el in self.elements if el["visible"]]
+
+    def by_id(self, element_id: str) -> dict[str, Any] | None:
+        for el in self.elements:
+            if el["id"] == element_id:
+                return el
+        return None
+
+
+def extract(page: Any, max_elements: int = 600) -> PageView:
+    """Run the extraction script in the page (one round trip). Runs in the browser thread."""
+    raw = page.evaluate(_EXTRACT_JS, max_elements)
+    return PageView(
+        url=raw["url"],
+        title=raw["title"],
+        elements=raw["elements"],
+        scroll_y=float(raw["scrollY"]),
+        page_height=float(raw["pageHeight"]),
+    )
+
+
+def screenshot(page: Any, image_format: str = "jpeg", quality: int = 90) -> bytes:
+    """Capture the viewport. JPEG is faster to capture and decode than PNG (see ``benchmarks/web_speed.py``)."""
+    if image_format == "png":
+        return page.screenshot(type="png", animations="allow", caret="initial")
+    return page.screenshot(type="jpeg", quality=quality, animations="allow", caret="initial")
+
+
+def decode(image: bytes, size: tuple[int, int]) -> np.ndarray:
+    """Decode PNG/JPEG bytes to an (H, W, 3) uint8 array; pads or crops to ``size`` = (width, height)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image)) as img:
+        array = np.asarray(img.convert("RGB"))
+    width, height = size
+    if array.shape[:2] != (height, width):
+        fixed = np.zeros((height, width, 3), np.uint8)
+        h, w = min(height, array.shape[0]), min(width, array.shape[1])
+        fixed[:h, :w] = array[:h, :w]
+        array = fixed
+    return array
+
+
+def clean_text(text: str) -> str:
+    """Replace characters outside :data:`CHARSET` by ``?`` so the value fits the env's Text spaces."""
+    if all(c in _CHARSET_SET for c in text):
+        return text
+    return "".join(c if c in _CHARSET_SET else "?" for c in text)
+
+
+def clip_bbox(bbox: list[float], size: tuple[int, int]) -> list[int]:
+    """Round ``[x0, y0, x1, y1]`` to whole pixels and clip it to the viewport ``size`` = (width, height)."""
+    width, height = size
+    x0, y0, x1, y1 = bbox
+    return [
+        int(max(0, min(width, round(x0)))),
+        int(max(0, min(height, round(y0)))),
+        int(max(0, min(width, round(x1)))),
+        int(max(0, min(height, round(y1)))),
+    ]
+
+
+def public_elements(view: PageView, size: tuple[int, int]) -> list[dict[str, Any]]:
+    """The observation's element list: visible elements only, bboxes clipped to the viewport."""
+    return [
+        {
+            "id": el["id"],
+            "role": el["role"],
+            "text": clean_text(el["text"]),
+            "value": clean_text(el["value"]),
+            "bbox": clip_bbox(el["bbox"], size),
+            "clickable": bool(el["clickable"]),
+        }
+        for el in view.visible
+    ]
+
+
+def elements_json(elements: list[dict[str, Any]]) -> str:
+    """Compact JSON of the element list (what ``observation["elements"]`` holds)."""
+    return json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
+
+
+def parse_elements(text: str) -> list[dict[str, Any]]:
+    """Inverse of :func:`elements_json`: the list of element dicts of an observation."""
+    return json.loads(text)
+
+
+def axtree_text(elements: list[dict[str, Any]], title: str = "") -> str:
+    """A compact accessibility-tree-like text: one line per element, ``[id] role "text" value=...``."""
+    lines = [f"page {title!r}"] if title else []
+    for el in elements:
+        line = f"[{el['id']}] {el['role']} {json.dumps(el['text'], ensure_ascii=True)}"
+        if el["value"]:
+            line += f" value={json.dumps(el['value'], ensure_ascii=True)}"
+        if el["clickable"]:
+            line += " clickable"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def draw_marks(image: np.ndarray, elements: list[dict[str, Any]]) -> np.ndarray:
+    """Set-of-Marks: draw each clickable element's box and id on a copy of the screenshot."""
+    from PIL import Image, ImageDraw
+
+    canvas = Image.fromarray(image)
+    draw = ImageDraw.Draw(canvas)
+    for el in elements:
+        if not el["clickable"]:
+            continue
+        x0, y0, x1, y1 = el["bbox"]
+        if x1 <= x0 or y1 <= y0:
+            continue
+        draw.rectangle((x0, y0, x1 - 1, y1 - 1), outline=(230, 30, 30), width=2)
+        label = str(el["id"])
+        w = 7 * len(label) + 4
+        draw.rectangle((x0, y0, x0 + w, y0 + 12), fill=(230, 30, 30))
+        draw.text((x0 + 2, y0), label, fill=(255, 255, 255))
+    return np.asarray(canvas)

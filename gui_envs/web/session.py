@@ -1,0 +1,328 @@
+"""One Chromium, driven from one dedicated worker thread.
+
+Playwright's sync API refuses to run inside a running asyncio loop (Jupyter) and is bound to the thread that
+started it (greenlet errors otherwise). :class:`BrowserSession` sidesteps both: it owns a worker thread that
+starts Playwright and Chromium *inside that thread* and runs every browser call there. Callers, from any
+thread and inside any event loop, submit callables and wait on a future.
+
+Faults map to two outcomes:
+
+* a call that exceeds its time limit raises :class:`BrowserTimeoutError`, which the env turns into
+  ``info["action_error"]`` (the browser is still usable);
+* a browser that crashed, was killed or stopped answering raises :class:`BrowserCrashedError`. The session is
+  then dead; :meth:`BrowserSession.restart` (the env calls it on the next ``reset``) launches a fresh one.
+
+``close()`` (also run by a ``weakref.finalize`` when the session is garbage collected or the interpreter
+exits) closes the browser, stops the Playwright driver and then SIGKILLs any process of the browser tree
+that is still alive, so no Chromium outlives its session.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import psutil
+
+from gui_envs.web.chromium import find_chromium, launch_args
+
+T = TypeVar("T")
+
+#: Flags on top of :func:`launch_args`: deterministic scrolling and no GPU process on headless machines.
+SESSION_FLAGS: tuple[str, ...] = ("--disable-smooth-scrolling", "--disable-gpu", "--hide-scrollbars")
+
+#: Extra seconds the caller waits beyond a call's own Playwright timeout before declaring the browser hung.
+_GRACE_S = 10.0
+
+# Starting Playwright's driver is serialised so that the driver process can be identified by diffing this
+# process's children before and after the start.
+_START_LOCK = threading.Lock()
+
+
+class BrowserCrashedError(RuntimeError):
+    """The browser crashed, was killed or stopped answering. Call ``env.reset()`` to relaunch it."""
+
+
+class BrowserTimeoutError(TimeoutError):
+    """A browser call exceeded its time limit. The browser is still usable."""
+
+
+@dataclass
+class SessionHandles:
+    """The Playwright objects that live in the worker thread. Only callables run by the session touch them.
+
+    Attributes:
+        playwright: the sync ``Playwright`` object.
+        browser: the ``Browser``.
+        context: the ``BrowserContext`` (one per session; routing is installed here).
+        page: the one ``Page``.
+        extra: room for per-env objects (for example a CDP session).
+    """
+
+    playwright: Any
+    browser: Any
+    context: Any
+    page: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Processes:
+    """PIDs of the Playwright driver and the browser tree, for the kill-on-close guarantee."""
+
+    driver: int | None = None
+    browser: int | None = None
+    # psutil.Process objects remember their start time, so a recycled PID is never killed by mistake.
+    tree: dict[int, psutil.Process] = field(default_factory=dict)
+
+
+class BrowserSession:
+    """Chromium plus one page, owned by a worker thread.
+
+    Args:
+        setup: called in the worker thread with the fresh :class:`SessionHandles` after each launch, to
+            install request routing, init scripts and event handlers.
+        viewport: ``(width, height)`` of the page in CSS pixels (= screenshot pixels; device scale 1).
+        headless: run Chromium without a window.
+        call_timeout_s: default Playwright timeout for page calls (seconds).
+        extra_args: more Chromium flags.
+    """
+
+    def __init__(
+        self,
+        setup: Callable[[SessionHandles], None] | None = None,
+        viewport: tuple[int, int] = (1280, 720),
+        headless: bool = True,
+        call_timeout_s: float = 10.0,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self._setup = setup
+        self.viewport = viewport
+        self.headless = headless
+        self.call_timeout_s = call_timeout_s
+        self.extra_args = extra_args
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._procs = _Processes()
+        self._handles: SessionHandles | None = None
+        self._dead_reason: str | None = None
+        self._thread = threading.Thread(target=self._run, name="guigym-browser", daemon=True)
+        started: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._queue.put(("start", started))
+        self._thread.start()
+        try:
+            started.result(timeout=60.0)
+        except BaseException:
+            _shutdown(self._queue, self._thread, self._procs)
+            raise
+        self._finalizer = weakref.finalize(self, _shutdown, self._queue, self._thread, self._procs)
+
+    # ----- public API --------------------------------------------------------------------------------
+    @property
+    def alive(self) -> bool:
+        """False once the browser crashed or the session was closed."""
+        return self._dead_reason is None and self._finalizer.alive
+
+    @property
+    def browser_pid(self) -> int | None:
+        """PID of the Chromium browser process."""
+        return self._procs.browser
+
+    @property
+    def process_tree(self) -> frozenset[int]:
+        """PIDs of the driver, the browser and every browser child seen so far."""
+        self._refresh_tree()
+        return frozenset(self._procs.tree)
+
+    def call(self, fn: Callable[[SessionHandles], T], timeout_s: float | None = None) -> T:
+        """Run ``fn(handles)`` in the worker thread and return its result.
+
+        Args:
+            fn: a callable that uses the Playwright objects; it runs in the worker thread.
+            timeout_s: time limit for this call in seconds (default ``call_timeout_s``); Playwright calls
+                inside ``fn`` carry their own timeouts, this is the backstop.
+
+        Raises:
+            BrowserCrashedError: the browser died (or had died before this call).
+            BrowserTimeoutError: a Playwright timeout fired inside ``fn``.
+        """
+        if not self.alive:
+            raise BrowserCrashedError(
+                f"the browser is gone ({self._dead_reason or 'session closed'}); call env.reset() to relaunch"
+            )
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put(("call", fn, future))
+        limit = (timeout_s if timeout_s is not None else self.call_timeout_s) + _GRACE_S
+        try:
+            return future.result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            self._mark_dead(f"no answer from the browser thread within {limit:.0f} s")
+            raise BrowserCrashedError(
+                f"the browser stopped answering for {limit:.0f} s and was shut down; env.reset() relaunches it"
+            ) from None
+        except BaseException as exc:
+            raise self._translate(exc) from exc
+
+    def close(self) -> None:
+        """Close the browser and stop the worker thread; idempotent."""
+        self._finalizer()
+
+    def __enter__(self) -> BrowserSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- worker thread -----------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            kind = item[0]
+            if kind == "start":
+                try:
+                    self._launch()
+                    item[1].set_result(None)
+                except BaseException as exc:
+                    item[1].set_exception(exc)
+            elif kind == "call":
+                _, fn, future = item
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(fn(self._handles))
+                except BaseException as exc:
+                    future.set_exception(exc)
+            elif kind == "stop":
+                self._teardown()
+                item[1].set_result(None)
+                return
+
+    def _launch(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        with _START_LOCK:
+            me = psutil.Process()
+            before = {p.pid for p in me.children()}
+            pw = sync_playwright().start()
+            new = [p for p in me.children() if p.pid not in before]
+        self._procs.driver = new[0].pid if new else None
+        if new:
+            self._procs.tree[new[0].pid] = new[0]
+        browser = pw.chromium.launch(
+            executable_path=find_chromium(),
+            args=launch_args(SESSION_FLAGS + tuple(self.extra_args)),
+            headless=self.headless,
+        )
+        browser.on("disconnected", lambda _b: self._mark_dead("the browser disconnected"))
+        self._refresh_tree()
+        width, height = self.viewport
+        context = browser.new_context(
+            viewport={"width": width, "height": height},
+            device_scale_factor=1,
+            service_workers="block",
+            java_script_enabled=True,
+        )
+        context.set_default_timeout(self.call_timeout_s * 1000)
+        context.set_default_navigation_timeout(self.call_timeout_s * 1000)
+        page = context.new_page()
+        page.on("crash", lambda _p: self._mark_dead("the page's renderer crashed"))
+        self._refresh_tree()
+        self._handles = SessionHandles(playwright=pw, browser=browser, context=context, page=page)
+        if self._setup is not None:
+            self._setup(self._handles)
+
+    def _teardown(self) -> None:
+        handles, self._handles = self._handles, None
+        if handles is None:
+            return
+        for closer in (handles.browser.close, handles.playwright.stop):
+            try:
+                closer()
+            except BaseException:  # noqa: BLE001 - best effort; the PIDs are killed afterwards anyway
+                pass
+
+    # ----- helpers -----------------------------------------------------------------------------------
+    def _refresh_tree(self) -> None:
+        driver = self._procs.driver
+        if driver is None:
+            return
+        try:
+            kids = psutil.Process(driver).children(recursive=True)
+        except psutil.Error:
+            return
+        for proc in kids:
+            self._procs.tree.setdefault(proc.pid, proc)
+            try:
+                if self._procs.browser is None and proc.ppid() == driver:
+                    self._procs.browser = proc.pid
+            except psutil.Error:
+                continue
+
+    def _mark_dead(self, reason: str) -> None:
+        if self._dead_reason is None:
+            self._dead_reason = reason
+
+    def _translate(self, exc: BaseException) -> BaseException:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+        if isinstance(exc, PlaywrightTimeoutError):
+            return BrowserTimeoutError(str(exc).splitlines()[0])
+        if isinstance(exc, PlaywrightError):
+            message = str(exc)
+            closed = any(
+                s in message
+                for s in ("has been closed", "Target crashed", "Connection closed", "Browser closed")
+            )
+            if closed or self._dead_reason is not None or not self._browser_alive():
+                self._mark_dead(message.splitlines()[0] if message else "the browser died")
+                return BrowserCrashedError(
+                    f"the browser crashed or was killed ({self._dead_reason}); env.reset() relaunches it"
+                )
+        return exc
+
+    def _browser_alive(self) -> bool:
+        pid = self._procs.browser
+        if pid is None:
+            return True
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+
+def _shutdown(q: queue.Queue[Any], thread: threading.Thread, procs: _Processes, wait_s: float = 10.0) -> None:
+    """Stop the worker thread and make sure every process of the browser tree is gone.
+
+    A module-level function so that ``weakref.finalize`` holds no reference to the session.
+    """
+    if thread.is_alive():
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        q.put(("stop", done))
+        try:
+            done.result(timeout=wait_s)
+        except BaseException:  # noqa: BLE001 - a hung thread is handled by the kill below
+            pass
+    kill_processes(list(procs.tree.values()))
+
+
+def kill_processes(processes: list[psutil.Process]) -> None:
+    """SIGKILL every listed process that is still running (and its children), then reap them."""
+    victims: list[psutil.Process] = []
+    for proc in processes:
+        try:
+            if proc.is_running():
+                victims.extend(proc.children(recursive=True))
+                victims.append(proc)
+        except psutil.Error:
+            continue
+    for proc in victims:
+        try:
+            proc.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(victims, timeout=5.0)

@@ -1,0 +1,332 @@
+"""The shared plumbing of the bundled sites: requests, a tiny router, HTML templating and seeded SQLite state.
+
+A site is a Python object that answers ``Request -> Response``. The env serves it through Playwright request
+routing, so no HTTP server or port is involved, and each env's state is its own in-memory SQLite database.
+
+State is seeded: :func:`template_db` builds a site's database for a seed once per process and caches it;
+:meth:`SiteState.restore` copies it into the live connection with SQLite's backup API (well under a
+millisecond for these sizes), which is how a warm ``reset`` restores the app state.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sqlite3
+import threading
+import urllib.parse
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Each site's origin lives under this pseudo top-level domain; nothing outside it is ever fetched.
+DOMAIN = "guigym.test"
+
+
+def origin(host: str) -> str:
+    """``"shop"`` -> ``"http://shop.guigym.test"``."""
+    return f"http://{host}.{DOMAIN}"
+
+
+def e(value: Any) -> str:
+    """HTML-escape ``value`` (quotes too), so user input never becomes markup."""
+    return html.escape(str(value), quote=True)
+
+
+@dataclass
+class Request:
+    """One HTTP request as the site sees it.
+
+    Attributes:
+        method: ``GET`` or ``POST``.
+        path: the URL path, such as ``/product/3``.
+        query: query-string parameters (last value wins).
+        form: url-encoded form fields of a POST (last value wins; ``form_lists`` keeps every value).
+        form_lists: every value of each form field.
+    """
+
+    method: str
+    path: str
+    query: dict[str, str] = field(default_factory=dict)
+    form: dict[str, str] = field(default_factory=dict)
+    form_lists: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_url(cls, method: str, url: str, body: bytes | None = None) -> Request:
+        parts = urllib.parse.urlsplit(url)
+        query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+        lists = urllib.parse.parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True) if body else {}
+        return cls(
+            method=method.upper(),
+            path=parts.path or "/",
+            query=query,
+            form={k: v[-1] for k, v in lists.items()},
+            form_lists=lists,
+        )
+
+    def arg(self, name: str, default: str = "") -> str:
+        """A form field (POST) or query parameter, stripped."""
+        return (self.form.get(name) or self.query.get(name) or default).strip()
+
+
+@dataclass
+class Response:
+    """What a site returns: status, headers and a body (str is encoded as UTF-8)."""
+
+    status: int = 200
+    body: str | bytes = ""
+    headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/html; charset=utf-8"})
+
+    @classmethod
+    def redirect(cls, location: str) -> Response:
+        """A 303 See Other, the right answer to a form POST (the browser then GETs ``location``)."""
+        return cls(status=303, body="", headers={"location": location})
+
+    @classmethod
+    def not_found(cls, what: str = "page") -> Response:
+        return cls(status=404, body=f"<!doctype html><title>Not found</title><h1>No such {e(what)}</h1>")
+
+
+Handler = Callable[..., Response]
+
+
+class Router:
+    """Maps ``(method, path pattern)`` to handlers; ``<name>`` in a pattern captures a path segment.
+
+    >>> r = Router()
+    >>> @r.get("/item/<id>")
+    ... def item(site, db, req, id): return Response(body=id)
+    >>> r.match("GET", "/item/7")[1]
+    {'id': '7'}
+    """
+
+    def __init__(self) -> None:
+        self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+
+    def add(self, method: str, pattern: str, handler: Handler) -> None:
+        regex = "^" + re.sub(r"<(\w+)>", r"(?P<\1>[^/]+)", pattern) + "/?$"
+        self._routes.append((method, re.compile(regex), handler))
+
+    def get(self, pattern: str) -> Callable[[Handler], Handler]:
+        return self._decorator("GET", pattern)
+
+    def post(self, pattern: str) -> Callable[[Handler], Handler]:
+        return self._decorator("POST", pattern)
+
+    def _decorator(self, method: str, pattern: str) -> Callable[[Handler], Handler]:
+        def register(fn: Handler) -> Handler:
+            self.add(method, pattern, fn)
+            return fn
+
+        return register
+
+    def match(self, method: str, path: str) -> tuple[Handler, dict[str, str]] | None:
+        for m, regex, handler in self._routes:
+            found = regex.match(path)
+            if m == method and found:
+                return handler, found.groupdict()
+        return None
+
+
+class Site:
+    """Base class of a bundled site. Subclasses set ``host``/``title``/``router`` and write ``schema``/``seed``.
+
+    Attributes:
+        host: the sub-domain, so the origin is ``http://<host>.guigym.test``.
+        title: shown in the header bar.
+        router: the site's routes; handlers are called ``handler(site, db, request, **captures)``.
+        nav: header links ``(label, path)``.
+    """
+
+    host: str = ""
+    title: str = ""
+    router: Router = Router()
+    nav: tuple[tuple[str, str], ...] = ()
+    schema: str = ""
+
+    @property
+    def origin(self) -> str:
+        return origin(self.host)
+
+    def seed(self, db: sqlite3.Connection, rng: np.random.Generator) -> None:
+        """Fill a fresh database (``schema`` already applied) with seeded content."""
+        raise NotImplementedError
+
+    def handle(self, db: sqlite3.Connection, request: Request) -> Response:
+        """Answer one request; unknown paths are 404, handler bugs are 500 with the error text."""
+        found = self.router.match(request.method, request.path)
+        if found is None:
+            return Response.not_found()
+        handler, captures = found
+        try:
+            with db:  # one transaction per request: a failing handler leaves the state untouched
+                return handler(self, db, request, **captures)
+        except (ValueError, LookupError) as exc:
+            return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{e(exc)}</p>")
+
+    def serve(self, db: sqlite3.Connection, request: Request) -> Response:
+        """:meth:`handle`, with redirects followed server-side.
+
+        Playwright cannot fulfil a routed request with a redirect, so a POST's 303 is resolved here: the
+        target page is rendered directly and a one-line script sets the address bar to the redirect target
+        (``history.replaceState``), which is what the browser shows after a real Post/Redirect/Get.
+        """
+        response = self.handle(db, request)
+        location = None
+        for _ in range(5):
+            if response.status not in (301, 302, 303, 307) or "location" not in response.headers:
+                break
+            location = urllib.parse.urljoin(self.origin + request.path, response.headers["location"])
+            request = Request.from_url("GET", location)
+            response = self.handle(db, request)
+        if location is not None and isinstance(response.body, str):
+            script = f"<script>history.replaceState(null, '', {json.dumps(location)});</script>"
+            response.body = response.body.replace("<head>", "<head>" + script, 1)
+        return response
+
+    # ----- page layout ----------------------------------------------------------------------------------
+    def page(self, title: str, body: str, flash: str = "") -> Response:
+        """The site's shared layout around ``body`` (already escaped HTML)."""
+        links = "".join(f'<a href="{e(href)}">{e(label)}</a>' for label, href in self.nav)
+        note = f'<p class="flash" role="status">{e(flash)}</p>' if flash else ""
+        return Response(
+            body=(
+                f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)} | {e(self.title)}</title>"
+                f"<style>{CSS}</style></head><body><header><a class='brand' href='/'>{e(self.title)}</a>"
+                f"<nav>{links}</nav></header><main>{note}<h1>{e(title)}</h1>{body}</main></body></html>"
+            )
+        )
+
+
+#: Shared stylesheet: plain, high-contrast, fixed sizes, so screenshots are stable and elements well apart.
+CSS = """
+*{box-sizing:border-box}html{scroll-behavior:auto}
+body{margin:0;font:15px/1.4 'DejaVu Sans',Arial,sans-serif;color:#1d1d1f;background:#f5f5f7}
+header{display:flex;align-items:center;gap:18px;padding:10px 24px;background:#23395d;color:#fff}
+header a{color:#fff;text-decoration:none}header .brand{font-weight:bold;font-size:20px;margin-right:24px}
+header nav{display:flex;gap:16px}main{padding:12px 24px}h1{font-size:22px;margin:6px 0 12px}
+.flash{background:#e6f4ea;border:1px solid #8c8;padding:6px 10px}
+.grid{display:grid;grid-template-columns:repeat(4,1fr);gap:12px}
+.card{background:#fff;border:1px solid #ccd;border-radius:6px;padding:10px}
+.card svg{display:block;margin:0 auto 6px}.price{font-weight:bold;color:#0a5}
+table{border-collapse:collapse;background:#fff;margin:8px 0}td,th{border:1px solid #ccd;padding:4px 10px;text-align:left}
+form.inline{display:inline}button,.button{font:inherit;padding:5px 12px;margin:2px;cursor:pointer;
+border:1px solid #567;border-radius:4px;background:#e9eef6}input,select,textarea{font:inherit;padding:4px;margin:2px}
+.row{display:flex;gap:10px;align-items:center;flex-wrap:wrap;margin:6px 0}.muted{color:#667}
+.post{background:#fff;border:1px solid #ccd;border-radius:6px;padding:8px 12px;margin:8px 0}
+"""
+
+
+def form(action: str, inner: str, method: str = "post", cls: str = "") -> str:
+    """A ``<form>`` (already-escaped ``inner``)."""
+    c = f' class="{cls}"' if cls else ""
+    return f'<form method="{method}" action="{e(action)}"{c}>{inner}</form>'
+
+
+def button(label: str, name: str = "", value: str = "") -> str:
+    attrs = f' name="{e(name)}" value="{e(value)}"' if name else ""
+    return f'<button type="submit"{attrs}>{e(label)}</button>'
+
+
+def hidden(name: str, value: Any) -> str:
+    return f'<input type="hidden" name="{e(name)}" value="{e(value)}">'
+
+
+def text_input(name: str, label: str, value: str = "", kind: str = "text") -> str:
+    """A labelled input; ``aria-label`` carries the label so element extraction can name the field."""
+    return (
+        f'<label>{e(label)} <input type="{kind}" name="{e(name)}" aria-label="{e(label)}" '
+        f'value="{e(value)}"></label>'
+    )
+
+
+def select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str = "") -> str:
+    opts = "".join(
+        f'<option value="{e(v)}"{" selected" if v == chosen else ""}>{e(t)}</option>' for v, t in options
+    )
+    return f'<label>{e(label)} <select name="{e(name)}" aria-label="{e(label)}">{opts}</select></label>'
+
+
+def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
+    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def svg_swatch(seed: int, colour: str, size: int = 96) -> str:
+    """A small seeded SVG picture: a coloured shape on a tinted tile (the product/listing image)."""
+    shapes = (
+        f'<circle cx="{size // 2}" cy="{size // 2}" r="{size // 3}" fill="{colour}"/>',
+        f'<rect x="{size // 5}" y="{size // 5}" width="{3 * size // 5}" height="{3 * size // 5}" fill="{colour}"/>',
+        f'<polygon points="{size // 2},{size // 6} {5 * size // 6},{5 * size // 6} {size // 6},{5 * size // 6}" '
+        f'fill="{colour}"/>',
+    )
+    return (
+        f'<svg width="{size}" height="{size}" viewBox="0 0 {size} {size}" role="img" aria-hidden="true">'
+        f'<rect width="{size}" height="{size}" fill="#eef"/>{shapes[seed % 3]}</svg>'
+    )
+
+
+# ----- seeded state ---------------------------------------------------------------------------------------
+
+_TEMPLATES: OrderedDict[tuple[str, int], sqlite3.Connection] = OrderedDict()
+_TEMPLATES_LOCK = threading.Lock()
+_MAX_TEMPLATES = 32
+
+
+def template_db(site: Site, seed: int) -> sqlite3.Connection:
+    """The seeded database of ``site`` for ``seed``, built once per process and cached (LRU of 32)."""
+    key = (site.host, int(seed))
+    with _TEMPLATES_LOCK:
+        db = _TEMPLATES.get(key)
+        if db is not None:
+            _TEMPLATES.move_to_end(key)
+            return db
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.executescript(site.schema)
+    with db:
+        site.seed(db, np.random.default_rng([int(seed), _stable_hash(site.host)]))
+    with _TEMPLATES_LOCK:
+        _TEMPLATES[key] = db
+        while len(_TEMPLATES) > _MAX_TEMPLATES:
+            _TEMPLATES.popitem(last=False)
+    return db
+
+
+def _stable_hash(text: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(text))
+
+
+class SiteState:
+    """The live database of one site in one env.
+
+    The connection is shared between the env's thread (task setup and evaluation) and the browser thread
+    (request handlers); they never run at the same time because the env waits for every browser call.
+    """
+
+    def __init__(self, site: Site) -> None:
+        self.site = site
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.seed: int | None = None
+
+    def restore(self, seed: int) -> None:
+        """Replace the live state by the seeded template (SQLite backup API: a page copy, no re-seeding)."""
+        template_db(self.site, seed).backup(self.db)
+        self.seed = int(seed)
+
+    def handle(self, request: Request) -> Response:
+        return self.site.serve(self.db, request)
+
+    def query(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
+        return list(self.db.execute(sql, params))
+
+    def one(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> sqlite3.Row | None:
+        return self.db.execute(sql, params).fetchone()
+
+    def close(self) -> None:
+        self.db.close()

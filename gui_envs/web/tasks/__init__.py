@@ -1,0 +1,21 @@
+"""Task templates for the bundled sites. Importing this package registers every template in :data:`TASKS`."""
+
+from gui_envs.web.sites.base import Site
+from gui_envs.web.sites.shop import ShopSite
+from gui_envs.web.tasks import shop  # noqa: F401  (registers the templates)
+from gui_envs.web.tasks.base import TASKS, AnswerTask, InfeasibleTask, StateTask, WebTask, answers_match
+
+#: The bundled sites by host name.
+SITES: dict[str, Site] = {"shop": ShopSite()}
+SITE_NAMES: tuple[str, ...] = tuple(SITES)
+
+__all__ = [
+    "SITES",
+    "SITE_NAMES",
+    "TASKS",
+    "AnswerTask",
+    "InfeasibleTask",
+    "StateTask",
+    "WebTask",
+    "answers_match",
+]

@@ -1,0 +1,296 @@
+"""The task API: a template with seeded parameters, a judge that reads app state, and an oracle plan.
+
+A task is a small subclass of one of three bases:
+
+* :class:`StateTask`: success is a predicate over the site's database and/or the current URL
+  (``done``). The episode ends as soon as it holds (or when the agent stops; then it is judged as is).
+* :class:`AnswerTask`: information retrieval; success means ``stop(answer=...)`` with the reference answer
+  (``reference_answer``), judged by :func:`answers_match`.
+* :class:`InfeasibleTask`: the request cannot be done on the site; the right move is
+  ``stop(status="infeasible")``.
+
+Oracle plans are lists of :class:`PlanStep`; each step looks at the current :class:`PageView` and returns the
+concrete :class:`Action` to take (resolving "the link whose text is X" to an element id at run time, and
+scrolling first when the target is off-screen).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gui_envs.actions import Action
+from gui_envs.web.observation import PageView
+from gui_envs.web.sites.base import SiteState
+
+#: Every task template by name; filled by subclassing.
+TASKS: dict[str, type[WebTask]] = {}
+
+
+class WebTask:
+    """Base class of every task template.
+
+    Class attributes:
+        name: unique template name (``shop.add_to_wishlist``).
+        site: the site host it runs on (``shop``, ``forum``, ``classifieds``).
+        difficulty: rough number of oracle steps (1 = one action).
+        requires_stop: the episode only ends on ``stop`` (answers, infeasible tasks).
+
+    Instance attributes set by :meth:`setup`: ``instruction``, ``start_path`` and, for answer tasks,
+    ``reference_answer``.
+    """
+
+    name: ClassVar[str] = ""
+    site: ClassVar[str] = ""
+    difficulty: ClassVar[int] = 1
+    requires_stop: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            if cls.name in TASKS and TASKS[cls.name] is not cls:
+                raise ValueError(f"two task templates are named {cls.name!r}")
+            TASKS[cls.name] = cls
+
+    def __init__(self, state: SiteState, rng: np.random.Generator) -> None:
+        self.state = state
+        self.rng = rng
+        self.start_path = "/"
+        self.reference_answer: str | None = None
+        self.instruction = self.setup()
+
+    # ----- what subclasses write ---------------------------------------------------------------------------
+    def setup(self) -> str:
+        """Draw the parameters (``self.rng``), change the seeded state if needed, return the instruction."""
+        raise NotImplementedError
+
+    def evaluate(self, url: str, stop: Action | None) -> float:
+        """Score in [0, 1] from app state, the final ``url`` and the ``stop`` action (``None`` if no stop)."""
+        raise NotImplementedError
+
+    def oracle_plan(self) -> list[PlanStep]:
+        """The steps that solve the task from :attr:`start_path`."""
+        raise NotImplementedError
+
+    # ----- helpers -------------------------------------------------------------------------------------------
+    def is_done(self, url: str) -> bool:
+        """Whether the episode should end without a ``stop`` (state tasks that succeeded)."""
+        return False
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        return self.state.query(sql, params)
+
+    def one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self.state.one(sql, params)
+
+    def pick(self, rows: list[Any]) -> Any:
+        """A seeded choice from ``rows``."""
+        if not rows:
+            raise LookupError(f"{self.name}: nothing to choose from in the seeded state")
+        return rows[int(self.rng.integers(len(rows)))]
+
+
+class StateTask(WebTask):
+    """Success is :meth:`done` over the database and URL; a ``stop`` that says infeasible scores 0."""
+
+    def done(self, url: str) -> bool:
+        raise NotImplementedError
+
+    def evaluate(self, url: str, stop: Action | None) -> float:
+        if stop is not None and stop.status != "success":
+            return 0.0
+        return 1.0 if self.done(url) else 0.0
+
+    def is_done(self, url: str) -> bool:
+        return self.done(url)
+
+
+class AnswerTask(WebTask):
+    """Information retrieval: ``stop(answer=...)`` matching :attr:`reference_answer` scores 1."""
+
+    requires_stop = True
+
+    def evaluate(self, url: str, stop: Action | None) -> float:
+        if stop is None or stop.status != "success" or self.reference_answer is None:
+            return 0.0
+        return 1.0 if answers_match(stop.answer or "", self.reference_answer) else 0.0
+
+
+class InfeasibleTask(WebTask):
+    """The request cannot be fulfilled; ``stop(status="infeasible")`` scores 1, anything else 0."""
+
+    requires_stop = True
+
+    def evaluate(self, url: str, stop: Action | None) -> float:
+        return 1.0 if stop is not None and stop.status == "infeasible" else 0.0
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [Stop(status="infeasible")]
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def normalise(text: str) -> str:
+    """Lower-case, drop ``$`` and thousands separators, collapse spaces, strip end punctuation."""
+    text = text.lower().replace("$", "").replace(",", "")
+    return re.sub(r"\s+", " ", text).strip(" .!?'\"")
+
+
+def answers_match(answer: str, reference: str) -> bool:
+    """Whether a ``stop`` answer matches the reference.
+
+    Numeric references compare the first number in the answer (units may differ: ``"4200"`` matches
+    ``"4200 calories"``); text references must equal the answer after :func:`normalise`, or appear in a
+    short answer (at most 20 characters longer than the reference).
+
+    >>> answers_match("It has 420 calories.", "420 calories"), answers_match("42", "420")
+    (True, False)
+    >>> answers_match("the acme red scarf", "Acme Red Scarf"), answers_match("", "x")
+    (True, False)
+    """
+    a, r = normalise(answer), normalise(reference)
+    if not a:
+        return False
+    ref_num = _NUMBER.fullmatch(r.split(" ")[0]) if r else None
+    if ref_num:
+        found = _NUMBER.search(a)
+        return found is not None and abs(float(found.group()) - float(ref_num.group())) < 1e-6
+    return a == r or (r in a and len(a) <= len(r) + 20)
+
+
+# ----- oracle plan steps ---------------------------------------------------------------------------------
+
+Finder = Callable[[PageView], dict[str, Any] | None]
+
+
+class PlanStep:
+    """One oracle step: ``step(view, viewport) -> (action, advance)``.
+
+    ``advance`` is False when the step had to scroll first; the same step is then asked again.
+    """
+
+    def __call__(self, view: PageView, viewport: tuple[int, int]) -> tuple[Action, bool]:
+        raise NotImplementedError
+
+
+class OracleError(LookupError):
+    """The oracle plan could not find its target on the page: a bug in a task template or a site."""
+
+
+def reach(el: dict[str, Any], viewport: tuple[int, int]) -> Action | None:
+    """A scroll that brings ``el`` into the viewport, or ``None`` when it is already inside."""
+    _, height = viewport
+    _, y0, _, y1 = el["bbox"]
+    if y0 >= 0 and y1 <= height:
+        return None
+    centre = (y0 + y1) / 2
+    delta = centre - height / 2
+    return Action.scroll("down" if delta > 0 else "up", amount=float(round(abs(delta))))
+
+
+class Target(PlanStep):
+    """Act on the element ``finder`` locates: click it, or type ``text`` into it."""
+
+    def __init__(self, finder: Finder, what: str, text: str | None = None, kind: str = "click") -> None:
+        self.finder, self.what, self.text, self.kind = finder, what, text, kind
+
+    def __call__(self, view: PageView, viewport: tuple[int, int]) -> tuple[Action, bool]:
+        el = self.finder(view)
+        if el is None:
+            raise OracleError(f"oracle could not find {self.what} on {view.url}")
+        scroll = reach(el, viewport)
+        if scroll is not None:
+            return scroll, False
+        if self.kind == "type":
+            return Action.type_text(self.text or "", element_id=el["id"]), True
+        return Action(self.kind, element_id=el["id"]), True
+
+
+class Do(PlanStep):
+    """A fixed action (press a key, navigate)."""
+
+    def __init__(self, action: Action) -> None:
+        self.action = action
+
+    def __call__(self, view: PageView, viewport: tuple[int, int]) -> tuple[Action, bool]:
+        return self.action, True
+
+
+class Stop(PlanStep):
+    """``stop`` with an answer or a status."""
+
+    def __init__(self, answer: str | None = None, status: str = "success") -> None:
+        self.answer, self.status = answer, status
+
+    def __call__(self, view: PageView, viewport: tuple[int, int]) -> tuple[Action, bool]:
+        return Action.stop(answer=self.answer, status=self.status), True
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def find(text: str, tag: str | None = None, after: str | None = None, contains: bool = False) -> Finder:
+    """Find the first clickable element whose text equals ``text`` (case-insensitive).
+
+    Args:
+        text: the element text.
+        tag: restrict to this tag (``a``, ``button``, ``label``, ``input``...).
+        after: only consider elements after the first element whose text equals this (DOM order), for
+            "the Remove button of item X".
+        contains: match when the element text contains ``text``.
+    """
+    want, anchor = _norm(text), _norm(after) if after else None
+
+    def finder(view: PageView) -> dict[str, Any] | None:
+        seen_anchor = anchor is None
+        for el in view.elements:
+            t = _norm(el["text"])
+            if not seen_anchor:
+                seen_anchor = t == anchor
+                continue
+            if not el["clickable"] or (tag and el["tag"] != tag):
+                continue
+            if t == want or (contains and want in t):
+                return el
+        return None
+
+    return finder
+
+
+def click(text: str, tag: str | None = None, after: str | None = None, contains: bool = False) -> Target:
+    """Click the element :func:`find` locates."""
+    where = f" after {after!r}" if after else ""
+    return Target(find(text, tag, after, contains), f"{tag or 'element'} {text!r}{where}")
+
+
+def fill(label: str, text: str, after: str | None = None) -> Target:
+    """Type ``text`` into the field labelled ``label`` (replacing its content)."""
+    finder = find(label, after=after)
+
+    def field(view: PageView) -> dict[str, Any] | None:
+        el = finder(view)
+        return el if el is not None and el["tag"] in ("input", "textarea", "select") else _field(view, label)
+
+    return Target(field, f"field {label!r}", text=text, kind="type")
+
+
+def _field(view: PageView, label: str) -> dict[str, Any] | None:
+    want = _norm(label)
+    for el in view.elements:
+        if el["tag"] in ("input", "textarea", "select") and _norm(el["text"]) == want:
+            return el
+    return None
+
+
+def press(key: str) -> Do:
+    return Do(Action.press(key))
+
+
+def search(label: str, query: str) -> list[PlanStep]:
+    """Type ``query`` into the search field and press enter."""
+    return [fill(label, query), press("enter")]

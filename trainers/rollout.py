@@ -1,0 +1,411 @@
+"""Rollout collection: episodes and groups, many envs at once, one batched model call per step.
+
+``collect_episodes`` runs one episode in each env slot, multi-turn, until every slot is done:
+
+    active = [True] * n                                  # (n,) mask of slots still running
+    obs = reset(seeds)
+    while any(active):
+        outs = agent.act_batch(obs[active], histories[active])      # ONE batched model call
+        obs[active], reward, terminated, truncated, info = step(outs.action)
+        active &= ~(terminated | truncated | steps == max_steps)
+
+and records every step (prompt, output text, token ids, log-probs, action, reward, info) in the shared
+:class:`~gui_envs.trajectory.Trajectory` format. ``collect_groups`` schedules ``group_size`` rollouts of each
+``(env, seed)`` over the slots (a GRPO group = N rollouts from the same initial state) and returns them grouped.
+
+Env slots come from a list of envs (:class:`ListWorkers`), a gymnasium vector env (:class:`VectorWorkers`) or
+Ray actors, one env each (:class:`RayWorkers`, ``backend="ray"``, the ``ray`` extra); :func:`make_workers`
+picks one. The collector loop is the same for all three.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import Agent, AgentOutput
+from gui_envs.actions import Action
+from gui_envs.trajectory import Step, Trajectory, save_trajectories
+
+
+@dataclass
+class RolloutConfig:
+    """How to collect.
+
+    Attributes:
+        max_steps: per-episode step cap, for envs without a time limit.
+        record_screenshots: keep each step's screenshot (observation ``screenshot`` or ``render()``), so
+            saved trajectories get PNGs.
+        progress: show a tqdm bar (steps taken across all slots).
+        save_dir: save every finished trajectory here (atomic folders; see ``gui_envs.trajectory``).
+    """
+
+    max_steps: int = 50
+    record_screenshots: bool = False
+    progress: bool = True
+    save_dir: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+
+
+@dataclass
+class _Slot:
+    traj: Trajectory
+    history: list[str] = field(default_factory=list)
+    obs: Any = None
+    active: bool = True
+
+
+def collect_episodes(
+    envs: Sequence[gym.Env[Any, Any]] | gym.vector.VectorEnv | EnvWorkers,
+    agent: Agent,
+    seeds: Sequence[int | None],
+    config: RolloutConfig | None = None,
+    metadata: Sequence[dict[str, Any]] | None = None,
+) -> list[Trajectory]:
+    """Run one episode per env slot (``len(seeds)`` slots) and return the trajectories in slot order.
+
+    Args:
+        envs: a list of envs, a gymnasium vector env, or prepared :class:`EnvWorkers`.
+        agent: anything with ``act_batch(observations, histories=...)`` (or ``act``).
+        seeds: one reset seed per slot.
+        config: collection options.
+        metadata: extra trajectory metadata per slot (group ids, ...).
+    """
+    config = config or RolloutConfig()
+    workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
+    n = len(seeds)
+    if n > workers.num_envs:
+        raise ValueError(f"{n} seeds for {workers.num_envs} env slots; use collect_groups to schedule more")
+    results = workers.reset(list(seeds) + [None] * (workers.num_envs - n), n)
+    agent_name = getattr(agent, "name", type(agent).__name__)
+    slots = []
+    for i, (obs, info) in enumerate(results):
+        instruction = _instruction(obs, info)
+        meta = {"agent": agent_name, **(metadata[i] if metadata else {})}
+        traj = Trajectory(instruction, env_id=workers.env_ids[i], task=info.get("task"), seed=seeds[i], metadata=meta)
+        slots.append(_Slot(traj, obs=obs))
+    bar = _progress(config.progress, f"rollouts x{n}")
+    while any(s.active for s in slots):
+        active = [i for i, s in enumerate(slots) if s.active]  # the active mask, as indices
+        outs = _act(agent, [slots[i].obs for i in active], [slots[i].history for i in active], [slots[i].traj.instruction for i in active])
+        shots = workers.screenshots(active, [slots[i].obs for i in active]) if config.record_screenshots else {}
+        stepped = workers.step({i: out.action for i, out in zip(active, outs, strict=True)})
+        for i, out in zip(active, outs, strict=True):
+            slot = slots[i]
+            obs, reward, terminated, truncated, info = stepped[i]
+            slot.traj.steps.append(_record(out, float(reward), terminated, truncated, info, shots.get(i)))
+            slot.history.append(_describe(out))
+            slot.obs = obs
+            if terminated or truncated or len(slot.traj.steps) >= config.max_steps:
+                slot.active = False
+                slot.traj.success = bool(info.get("success", False))
+                slot.traj.score = float(info.get("score", 1.0 if slot.traj.success else 0.0))
+        if bar is not None:
+            bar.update(len(active))
+    if bar is not None:
+        bar.close()
+    trajs = [s.traj for s in slots]
+    if config.save_dir is not None:
+        save_trajectories(trajs, config.save_dir)
+    return trajs
+
+
+def collect_groups(
+    envs: Sequence[gym.Env[Any, Any]] | gym.vector.VectorEnv | EnvWorkers,
+    agent: Agent,
+    seeds: Sequence[int],
+    group_size: int,
+    config: RolloutConfig | None = None,
+) -> list[list[Trajectory]]:
+    """``group_size`` rollouts from each seed's initial state, scheduled over the env slots in waves.
+
+    Every env slot must run the same env (same id and arguments) for a group to share an initial state.
+    Returns one list per seed, in ``seeds`` order; each trajectory's ``metadata["group_id"]`` is
+    ``"<env id>/<seed>/<uuid>"`` and ``metadata["group_index"]`` its index in the group.
+    """
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
+    run = uuid.uuid4().hex[:8]
+    jobs = [(s, k) for s in seeds for k in range(group_size)]
+    out: dict[int, list[Trajectory]] = {s: [] for s in seeds}
+    for start in range(0, len(jobs), workers.num_envs):
+        wave = jobs[start : start + workers.num_envs]
+        meta = [{"group_id": f"{workers.env_ids[0]}/{s}/{run}", "group_index": k} for s, k in wave]
+        trajs = collect_episodes(workers, agent, [s for s, _ in wave], config, meta)
+        for (s, _), traj in zip(wave, trajs, strict=True):
+            out[s].append(traj)
+    return [out[s] for s in seeds]
+
+
+# ----- env workers -------------------------------------------------------------------------------------
+
+StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
+
+
+class EnvWorkers:
+    """A fixed set of env slots the collector resets and steps by index.
+
+    Attributes:
+        num_envs: number of slots.
+        env_ids: the gymnasium id of each slot's env (``None`` when unknown).
+    """
+
+    num_envs: int
+    env_ids: list[str | None]
+
+    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
+        """Reset slots ``0..n-1`` with ``seeds[:n]``; returns their ``(obs, info)``."""
+        raise NotImplementedError
+
+    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
+        """Step the given slots (all at once where the backend allows) and return their results."""
+        raise NotImplementedError
+
+    def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
+        """The screenshot each slot's current observation shows (observation ``screenshot`` or render)."""
+        out = {}
+        for i, obs in zip(indices, observations, strict=True):
+            shot = obs.get("screenshot") if isinstance(obs, dict) else None
+            if isinstance(shot, np.ndarray):
+                out[i] = shot
+        return out
+
+    def close(self) -> None:
+        """Release the envs."""
+
+
+class ListWorkers(EnvWorkers):
+    """Slots backed by a list of envs in this process, stepped one after another."""
+
+    def __init__(self, envs: Sequence[gym.Env[Any, Any]]) -> None:
+        if not envs:
+            raise ValueError("need at least one env")
+        self.envs = list(envs)
+        self.num_envs = len(self.envs)
+        self.env_ids = [e.spec.id if e.spec is not None else None for e in self.envs]
+
+    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
+        return [self.envs[i].reset(seed=seeds[i]) for i in range(n)]
+
+    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
+        return {i: self.envs[i].step(a) for i, a in actions.items()}
+
+    def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
+        out = super().screenshots(indices, observations)
+        for i in indices:
+            if i not in out and self.envs[i].render_mode == "rgb_array":
+                frame = self.envs[i].render()
+                if isinstance(frame, np.ndarray):
+                    out[i] = frame
+        return out
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+class VectorWorkers(EnvWorkers):
+    """Slots backed by a gymnasium vector env (sync or async), stepped together in one ``step`` call.
+
+    Finished slots keep being stepped with a sampled action (the vector env needs a full batch; with
+    gymnasium's default ``NEXT_STEP`` autoreset that step resets them) and their results are discarded.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        self.env = env
+        self.num_envs = env.num_envs
+        spec = getattr(env, "spec", None)
+        self.env_ids = [spec.id if spec is not None else None] * self.num_envs
+        self._space = env.single_action_space
+
+    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
+        obs, info = self.env.reset(seed=list(seeds))
+        per_obs = list(gym.vector.utils.iterate(self.env.observation_space, obs))
+        return [(per_obs[i], _unbatch_info(info, i)) for i in range(n)]
+
+    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
+        items = [actions[i] if i in actions else self._space.sample() for i in range(self.num_envs)]
+        batch = gym.vector.utils.concatenate(
+            self._space, items, gym.vector.utils.create_empty_array(self._space, self.num_envs)
+        )
+        obs, reward, terminated, truncated, info = self.env.step(batch)
+        per_obs = list(gym.vector.utils.iterate(self.env.observation_space, obs))
+        return {
+            i: (per_obs[i], float(reward[i]), bool(terminated[i]), bool(truncated[i]), _unbatch_info(info, i))
+            for i in actions
+        }
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class RayWorkers(EnvWorkers):
+    """Slots backed by Ray actors, each holding one env made from ``(env_id, env_kwargs)``.
+
+    Steps are sent to every active actor before any result is awaited, so the envs step in parallel across
+    the Ray cluster (processes on this machine, or other machines). Needs ``pip install 'guigym[ray]'``.
+    """
+
+    def __init__(self, env_id: str, num_envs: int, env_kwargs: dict[str, Any] | None = None) -> None:
+        if importlib.util.find_spec("ray") is None:
+            raise ImportError("backend='ray' needs Ray: pip install 'guigym[ray]'")
+        import ray
+
+        if not ray.is_initialized():
+            ray.init()
+        actor = ray.remote(_EnvActor)
+        self._ray = ray
+        self.actors = [actor.remote(env_id, dict(env_kwargs or {})) for _ in range(num_envs)]
+        self.num_envs = num_envs
+        self.env_ids = [env_id] * num_envs
+
+    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
+        return self._ray.get([self.actors[i].reset.remote(seeds[i]) for i in range(n)])
+
+    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
+        futures = {i: self.actors[i].step.remote(a) for i, a in actions.items()}
+        return dict(zip(futures, self._ray.get(list(futures.values())), strict=True))
+
+    def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
+        out = super().screenshots(indices, observations)
+        missing = [i for i in indices if i not in out]
+        frames = self._ray.get([self.actors[i].render.remote() for i in missing])
+        out.update({i: f for i, f in zip(missing, frames, strict=True) if isinstance(f, np.ndarray)})
+        return out
+
+    def close(self) -> None:
+        for actor in self.actors:
+            self._ray.kill(actor)
+
+
+class _EnvActor:
+    """The env inside one Ray actor process; info is made picklable-safe by the env itself."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any]) -> None:
+        import gui_envs  # noqa: F401  (registers the ids in the actor process)
+
+        self.env = gym.make(env_id, **env_kwargs)
+
+    def reset(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
+        return self.env.reset(seed=seed)
+
+    def step(self, action: Any) -> StepResult:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def render(self) -> Any:
+        return self.env.render() if self.env.render_mode == "rgb_array" else None
+
+
+def make_workers(
+    envs: str | Sequence[gym.Env[Any, Any]] | gym.vector.VectorEnv | EnvWorkers,
+    backend: str = "local",
+    num_envs: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+) -> EnvWorkers:
+    """Env slots from a list of envs, a vector env, or an env id (``num_envs`` copies, local or Ray).
+
+    Args:
+        envs: envs, a vector env, ready workers, or a registered id.
+        backend: ``"local"`` (this process) or ``"ray"`` (one Ray actor per env; ``envs`` must be an id).
+        num_envs: copies to make when ``envs`` is an id.
+        env_kwargs: constructor arguments when ``envs`` is an id.
+    """
+    if isinstance(envs, EnvWorkers):
+        return envs
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if isinstance(envs, str):
+        if backend == "ray":
+            return RayWorkers(envs, num_envs or 1, env_kwargs)
+        return ListWorkers([gym.make(envs, **(env_kwargs or {})) for _ in range(num_envs or 1)])
+    if backend == "ray":
+        raise ValueError("backend='ray' makes its envs inside the actors: pass the env id and env_kwargs")
+    if isinstance(envs, gym.vector.VectorEnv):
+        return VectorWorkers(envs)
+    return ListWorkers(list(envs))
+
+
+def _unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
+    """Slot ``i``'s part of a vector env's info (keys whose ``_key`` mask says slot ``i`` has them)."""
+    out = {}
+    for key, value in info.items():
+        if key.startswith("_"):
+            continue
+        mask = info.get(f"_{key}")
+        if mask is not None and not bool(mask[i]):
+            continue
+        out[key] = _unbatch_info(value, i) if isinstance(value, dict) else value[i]
+    return out
+
+
+# ----- helpers -----------------------------------------------------------------------------------------
+
+
+def _act(agent: Agent, observations: list[Any], histories: list[list[str]], instructions: list[str]) -> list[AgentOutput]:
+    """One batched call when the agent has ``act_batch`` (passing per-slot histories if it takes them)."""
+    act_batch: Callable[..., list[AgentOutput]] | None = getattr(agent, "act_batch", None)
+    if act_batch is None:
+        return [agent.act(obs) for obs in observations]
+    try:
+        return act_batch(observations, histories=histories, instructions=instructions)
+    except TypeError:
+        try:
+            return act_batch(observations, histories=histories)
+        except TypeError:
+            return act_batch(observations)
+
+
+def _record(out: AgentOutput, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], shot: Any) -> Step:
+    return Step(
+        action=out.action if isinstance(out.action, Action) else None,
+        reward=reward,
+        output_text=out.text if out.text is not None else _plain(out.action),
+        screenshot=shot,
+        terminated=bool(terminated),
+        truncated=bool(truncated),
+        info=dict(info),
+        action_error=info.get("action_error") or info.get("parse_error") or out.parse_error,
+        token_ids=out.token_ids,
+        logprobs=out.logprobs,
+        prompt=out.extra.get("prompt") if out.extra else None,
+    )
+
+
+def _describe(out: AgentOutput) -> str:
+    if isinstance(out.action, Action):
+        return out.action.to_json()
+    return _plain(out.action) or "invalid action"
+
+
+def _plain(action: Any) -> str | None:
+    if action is None or isinstance(action, Action):
+        return None
+    if isinstance(action, np.ndarray):
+        return str(action.tolist())
+    return str(action)
+
+
+def _instruction(obs: Any, info: dict[str, Any]) -> str:
+    if isinstance(obs, dict) and isinstance(obs.get("instruction"), str):
+        return obs["instruction"]
+    return str(info.get("instruction", ""))
+
+
+def _progress(enabled: bool, desc: str) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(desc=desc, unit="step", leave=False)
