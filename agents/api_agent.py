@@ -76,7 +76,9 @@ class APIGenerator:
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(jobs))) as pool:
             return list(pool.map(lambda job: self._complete(job[0], job[1], sampling), jobs))
 
-    def request_body(self, conversation: Conversation, images: Sequence[Any], sampling: SamplingParams, n: int) -> dict[str, Any]:
+    def request_body(
+        self, conversation: Conversation, images: Sequence[Any], sampling: SamplingParams, n: int
+    ) -> dict[str, Any]:
         """The JSON body for one conversation (image parts filled with the given screenshots)."""
         body: dict[str, Any] = {
             "model": self.model,
@@ -94,7 +96,9 @@ class APIGenerator:
         body.update(self.extra_body)
         return body
 
-    def _complete(self, conversation: Conversation, images: Sequence[Any], sampling: SamplingParams) -> list[Generation]:
+    def _complete(
+        self, conversation: Conversation, images: Sequence[Any], sampling: SamplingParams
+    ) -> list[Generation]:
         out: list[Generation] = []
         # Some servers ignore n > 1; ask again for the missing samples.
         for _ in range(sampling.num_samples):

@@ -94,7 +94,9 @@ class CoaTDialogue:
         self.generator = generator
         self.sampling = sampling or SamplingParams(max_new_tokens=128)
         self.frame = frame
-        self.use_images = bool(getattr(generator, "supports_images", False)) if use_images is None else use_images
+        self.use_images = (
+            bool(getattr(generator, "supports_images", False)) if use_images is None else use_images
+        )
 
     def root(self, observation: Any, instruction: str = "", history: Sequence[str] = ()) -> CoaTNode:
         """A fresh tree for one observation."""
@@ -188,7 +190,9 @@ class CoaTAgent(BaseAgent):
 
     name = "coat"
 
-    def __init__(self, generator: Generator, sampling: SamplingParams | None = None, frame: CoordinateFrame = NORM_1000) -> None:
+    def __init__(
+        self, generator: Generator, sampling: SamplingParams | None = None, frame: CoordinateFrame = NORM_1000
+    ) -> None:
         self.dialogue = CoaTDialogue(generator, sampling, frame)
         self.instruction = ""
         self.history: list[str] = []
@@ -202,7 +206,9 @@ class CoaTAgent(BaseAgent):
         self.history.append(out.extra.get("decision") or "invalid action")
         return out
 
-    def act_batch(self, observations: Sequence[Any], histories: Sequence[Sequence[str]] | None = None) -> list[AgentOutput]:
+    def act_batch(
+        self, observations: Sequence[Any], histories: Sequence[Sequence[str]] | None = None
+    ) -> list[AgentOutput]:
         roots = [
             self.dialogue.root(obs, self.instruction, histories[i] if histories is not None else self.history)
             for i, obs in enumerate(observations)
@@ -230,7 +236,13 @@ def _leaf_output(root: CoaTNode) -> AgentOutput:
         extra={
             "decision": path[2].text if len(path) > 2 else None,
             "coat_turns": [
-                {"turn": TURNS[n.turn], "prompt": n.prompt, "text": n.text, "token_ids": n.token_ids, "logprobs": n.logprobs}
+                {
+                    "turn": TURNS[n.turn],
+                    "prompt": n.prompt,
+                    "text": n.text,
+                    "token_ids": n.token_ids,
+                    "logprobs": n.logprobs,
+                }
                 for n in path
             ],
         },

@@ -80,7 +80,9 @@ class HFGenerator:
             return owner.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
         return flatten_text(conversation)
 
-    def encode(self, conversations: Sequence[Conversation], images: Sequence[Sequence[Any]] | None) -> tuple[list[str], Any]:
+    def encode(
+        self, conversations: Sequence[Conversation], images: Sequence[Sequence[Any]] | None
+    ) -> tuple[list[str], Any]:
         """Prompts and the padded model inputs for a batch of conversations."""
         prompts = [self.prompt_text(c) for c in conversations]
         flat = [_to_pil(img) for imgs in (images or []) for img in imgs]
@@ -117,7 +119,9 @@ class HFGenerator:
         }
         if sampling.greedy:
             if n > 1:
-                raise ValueError("greedy decoding (temperature=0) gives identical samples; use temperature > 0")
+                raise ValueError(
+                    "greedy decoding (temperature=0) gives identical samples; use temperature > 0"
+                )
             kwargs.update(do_sample=False, temperature=None, top_k=None, top_p=None)
         else:
             # Explicit "off" values (top_k=0, top_p=1) override any generation_config.json defaults.
@@ -178,9 +182,13 @@ class HFGenerator:
         completion = torch.tensor([list(token_ids)], dtype=torch.long, device=self.device)
         ids = torch.cat([inputs["input_ids"], completion], dim=1)
         mask = torch.ones_like(ids)
-        extra = {k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask", "mm_token_type_ids")}
+        extra = {
+            k: v for k, v in inputs.items() if k not in ("input_ids", "attention_mask", "mm_token_type_ids")
+        }
         if "mm_token_type_ids" in inputs:
-            extra["mm_token_type_ids"] = torch.cat([inputs["mm_token_type_ids"], torch.zeros_like(completion)], dim=1)
+            extra["mm_token_type_ids"] = torch.cat(
+                [inputs["mm_token_type_ids"], torch.zeros_like(completion)], dim=1
+            )
         logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits  # (1, P + T, V)
         p = inputs["input_ids"].shape[1]
         step_logits = logits[0, p - 1 : p - 1 + completion.shape[1]].float() / temperature  # (T, V)
@@ -219,8 +227,12 @@ class HFAgent(LMAgent):
         use_images: bool | None = None,
     ) -> None:
         generator = HFGenerator(model, processor=processor, device=device, dtype=dtype, seed=seed)
-        sampling = SamplingParams(temperature=temperature, top_p=top_p, top_k=top_k, max_new_tokens=max_new_tokens)
-        name = f"hf:{os.path.basename(str(model).rstrip('/'))}" if isinstance(model, str | os.PathLike) else "hf"
+        sampling = SamplingParams(
+            temperature=temperature, top_p=top_p, top_k=top_k, max_new_tokens=max_new_tokens
+        )
+        name = (
+            f"hf:{os.path.basename(str(model).rstrip('/'))}" if isinstance(model, str | os.PathLike) else "hf"
+        )
         super().__init__(generator, output_format, sampling, use_images, name=name)
 
 

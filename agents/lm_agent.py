@@ -55,7 +55,9 @@ class LMAgent(BaseAgent):
         self.generator = generator
         self.output_format = resolve_format(output_format)
         self.sampling = sampling or SamplingParams()
-        self.use_images = bool(getattr(generator, "supports_images", False)) if use_images is None else use_images
+        self.use_images = (
+            bool(getattr(generator, "supports_images", False)) if use_images is None else use_images
+        )
         self.name = name
         self.instruction = ""
         self.info: dict[str, Any] = {}
@@ -101,7 +103,11 @@ class LMAgent(BaseAgent):
     ) -> list[list[AgentOutput]]:
         """``num_samples`` outputs per observation (a GRPO group each), from one batched model call."""
         contexts = [
-            self._context(obs, histories[i] if histories is not None else None, instructions[i] if instructions else None)
+            self._context(
+                obs,
+                histories[i] if histories is not None else None,
+                instructions[i] if instructions else None,
+            )
             for i, obs in enumerate(observations)
         ]
         formats = [self._format(obs) for obs in observations]
@@ -118,7 +124,9 @@ class LMAgent(BaseAgent):
     def _format(self, observation: Any) -> OutputFormat:
         return self.output_format if self.output_format is not None else auto_format(observation)
 
-    def _context(self, observation: Any, history: Sequence[str] | None, instruction: str | None) -> PromptContext:
+    def _context(
+        self, observation: Any, history: Sequence[str] | None, instruction: str | None
+    ) -> PromptContext:
         has_shot = isinstance(observation, Mapping) and isinstance(observation.get("screenshot"), np.ndarray)
         return PromptContext(
             observation=observation,

@@ -277,7 +277,9 @@ def _parse_box(text: Any, frame: CoordinateFrame, screen_size: ScreenSize | None
     return BoxParse(box=frame.box_to_pixels(raw, screen_size), raw=raw)
 
 
-def format_box(box: Sequence[float], frame: CoordinateFrame = NORM_1000, screen_size: ScreenSize | None = None) -> str:
+def format_box(
+    box: Sequence[float], frame: CoordinateFrame = NORM_1000, screen_size: ScreenSize | None = None
+) -> str:
     """Write a pixel box as ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` in ``frame``."""
     x1, y1, x2, y2 = frame.box_from_pixels(box, screen_size)
     return f"<|box_start|>({_num(x1)},{_num(y1)}),({_num(x2)},{_num(y2)})<|box_end|>"

@@ -3,6 +3,7 @@
 guigym envs                                   list the registered ids
 guigym run Sudoku-v0 --agent random -n 3      run episodes and print returns and success
 guigym run Maze-v0 --agent oracle --record runs/maze --kwarg mode=navigate
+guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json --plot offsets.png
 guigym demo                                   what ``./run demo`` shows
 """
 
@@ -29,7 +30,7 @@ app = typer.Typer(
 )
 console = Console()
 
-AGENTS = ("random", "oracle")
+AGENTS = ("random", "oracle", "hf:PATH", "api:MODEL@URL", "replay:FILE")
 
 
 class UnknownEnvError(typer.BadParameter):
@@ -61,10 +62,25 @@ def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
 
 
 def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
+    """``random``, ``oracle``, ``hf:PATH`` (a Hugging Face model), ``api:MODEL@URL`` (an OpenAI-compatible
+    endpoint) or ``replay:FILE`` (recorded outputs, JSON lines ``{"episode_id", "step", "output"}``)."""
     if name == "random":
         return RandomAgent(env.action_space, seed=seed)
     if name == "oracle":
         return OracleAgent(env)
+    if name.startswith("hf:"):
+        from agents.hf_agent import HFAgent
+
+        return HFAgent(name[3:], seed=seed)
+    if name.startswith("api:") and "@" in name:
+        from agents.api_agent import APIAgent
+
+        model, url = name[4:].split("@", 1)
+        return APIAgent(url, model)
+    if name.startswith("replay:"):
+        from agents.replay import ReplayAgent
+
+        return ReplayAgent(name[7:])
     raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
 
 
@@ -120,6 +136,56 @@ def run(
     console.print(table)
     if record is not None:
         console.print(f"trajectories saved under {record}")
+
+
+@app.command("eval")
+def eval_(
+    env_id: Annotated[str, typer.Argument(help="A registered id, for example GuiOffline-v0.")],
+    agent: Annotated[str, typer.Option("--agent", "-a", help=f"One of: {', '.join(AGENTS)}.")] = "oracle",
+    episodes: Annotated[
+        int | None,
+        typer.Option("--episodes", "-n", min=1, help="Episodes (default: the whole offline split, else 10)."),
+    ] = None,
+    samples: Annotated[int, typer.Option(min=1, help="Attempts per episode (for pass@k).")] = 1,
+    pass_k: Annotated[
+        list[int] | None, typer.Option("--pass-k", help="k values for pass@k (repeatable).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Episode i uses seed + i.")] = 0,
+    report: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Write the click-offset scatter plot (PNG) here.")] = None,
+    kwarg: Annotated[
+        list[str] | None,
+        typer.Option("--kwarg", "-k", help="Env constructor argument KEY=VALUE (repeatable)."),
+    ] = None,
+) -> None:
+    """Evaluate an agent: success rate, Type/GR/SR with per-platform and per-category breakdowns, pass@k."""
+    from agents.evaluate import evaluate, save_offset_plot
+
+    env_id = resolve_env_id(env_id)
+    with gym.make(env_id, **parse_kwargs(kwarg or [])) as env:
+        policy = make_agent(agent, env, seed)
+        n = episodes or len(getattr(env.unwrapped, "episodes", range(10)))
+        result, _ = evaluate(env, policy, n, samples, pass_k or [1], seed)
+    fmt = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
+    table = Table(title=f"{env_id} / {result.agent}: {n} episodes x {samples}")
+    for col in ("split", "Type", "GR", "SR", "success"):
+        table.add_column(col, justify="right")
+    table.add_row("all", *(fmt(result.metrics[k]) for k in ("Type", "GR", "SR")), fmt(result.success_rate))
+    for kind, groups in (("platform", result.by_platform), ("category", result.by_category)):
+        table.add_section()
+        for name, m in groups.items():
+            table.add_row(
+                f"{kind}={name}", *(fmt(m[k]) for k in ("Type", "GR", "SR")), fmt(m["success_rate"])
+            )
+    console.print(table)
+    for key, value in result.pass_at_k.items():
+        console.print(f"{key}: {fmt(value)}")
+    if report is not None:
+        result.save(report)
+        console.print(f"report written to {report}")
+    if plot is not None:
+        save_offset_plot(result.click_offsets, plot, f"{env_id} click offsets")
+        console.print(f"click-offset plot written to {plot}")
 
 
 @app.command()

@@ -92,13 +92,22 @@ def collect_episodes(
     for i, (obs, info) in enumerate(results):
         instruction = _instruction(obs, info)
         meta = {"agent": agent_name, **(metadata[i] if metadata else {})}
-        traj = Trajectory(instruction, env_id=workers.env_ids[i], task=info.get("task"), seed=seeds[i], metadata=meta)
+        traj = Trajectory(
+            instruction, env_id=workers.env_ids[i], task=info.get("task"), seed=seeds[i], metadata=meta
+        )
         slots.append(_Slot(traj, obs=obs))
     bar = _progress(config.progress, f"rollouts x{n}")
     while any(s.active for s in slots):
         active = [i for i, s in enumerate(slots) if s.active]  # the active mask, as indices
-        outs = _act(agent, [slots[i].obs for i in active], [slots[i].history for i in active], [slots[i].traj.instruction for i in active])
-        shots = workers.screenshots(active, [slots[i].obs for i in active]) if config.record_screenshots else {}
+        outs = _act(
+            agent,
+            [slots[i].obs for i in active],
+            [slots[i].history for i in active],
+            [slots[i].traj.instruction for i in active],
+        )
+        shots = (
+            workers.screenshots(active, [slots[i].obs for i in active]) if config.record_screenshots else {}
+        )
         stepped = workers.step({i: out.action for i, out in zip(active, outs, strict=True)})
         for i, out in zip(active, outs, strict=True):
             slot = slots[i]
@@ -353,7 +362,9 @@ def _unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
 # ----- helpers -----------------------------------------------------------------------------------------
 
 
-def _act(agent: Agent, observations: list[Any], histories: list[list[str]], instructions: list[str]) -> list[AgentOutput]:
+def _act(
+    agent: Agent, observations: list[Any], histories: list[list[str]], instructions: list[str]
+) -> list[AgentOutput]:
     """One batched call when the agent has ``act_batch`` (passing per-slot histories if it takes them)."""
     act_batch: Callable[..., list[AgentOutput]] | None = getattr(agent, "act_batch", None)
     if act_batch is None:
@@ -367,7 +378,9 @@ def _act(agent: Agent, observations: list[Any], histories: list[list[str]], inst
             return act_batch(observations)
 
 
-def _record(out: AgentOutput, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], shot: Any) -> Step:
+def _record(
+    out: AgentOutput, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], shot: Any
+) -> Step:
     return Step(
         action=out.action if isinstance(out.action, Action) else None,
         reward=reward,

@@ -44,7 +44,9 @@ CLICK_GROUNDING = (
 )
 
 
-def coat_user_turn(turn: int, instruction: str, history: str, action: str = "", with_image: bool = True) -> dict[str, Any]:
+def coat_user_turn(
+    turn: int, instruction: str, history: str, action: str = "", with_image: bool = True
+) -> dict[str, Any]:
     """The user message of CoaT turn ``turn`` (0-based). The screenshot goes with turn 0 only."""
     if turn == 0:
         text = PAGE_DESCRIPTION
@@ -52,4 +54,7 @@ def coat_user_turn(turn: int, instruction: str, history: str, action: str = "", 
             return {"role": "user", "content": text}
         return {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}
     template = (ACTION_THOUGHT, ACTION_DECISION, CLICK_GROUNDING)[turn - 1]
-    return {"role": "user", "content": template.format(instruction=instruction, history=history, action=action)}
+    return {
+        "role": "user",
+        "content": template.format(instruction=instruction, history=history, action=action),
+    }

@@ -17,7 +17,17 @@ from gui_envs.actions import ACTION_TYPES
 ACTION_VOCABULARIES: dict[str, tuple[str, ...]] = {
     "default": ACTION_TYPES,
     "grounding": ("click",),  # ScreenSpot / ScreenSpot-Pro
-    "mobile": ("click", "long_press", "scroll", "type", "navigate_back", "navigate_home", "open_app", "wait", "stop"),
+    "mobile": (
+        "click",
+        "long_press",
+        "scroll",
+        "type",
+        "navigate_back",
+        "navigate_home",
+        "open_app",
+        "wait",
+        "stop",
+    ),
     "web": ("click", "double_click", "right_click", "hover", "type", "scroll", "press", "navigate", "stop"),
     "omniact_web": (
         "press_tab",

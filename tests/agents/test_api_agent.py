@@ -37,8 +37,12 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             img = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
             text = f'<think>ok</think><answer>[{{"action": "click", "point": [{img.width}, {img.height}]}}]</answer>'
             choices = [
-                {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
-                 "logprobs": {"content": [{"token": "x", "logprob": -0.25}]}}
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                    "logprobs": {"content": [{"token": "x", "logprob": -0.25}]},
+                }
                 for i in range(min(body.get("n", 1), 2))  # serve at most 2 per request, like a stingy server
             ]
             data = json.dumps({"choices": choices}).encode()
@@ -59,7 +63,9 @@ def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     httpd.server_close()
 
 
-def test_screenshot_goes_as_base64_png_and_the_answer_parses(server: tuple[str, list[dict[str, Any]]]) -> None:
+def test_screenshot_goes_as_base64_png_and_the_answer_parses(
+    server: tuple[str, list[dict[str, Any]]],
+) -> None:
     url, requests = server
     agent = APIAgent(url, "gui-model", api_key="secret", request_logprobs=True)
     obs = {"screenshot": np.zeros((30, 40, 3), np.uint8), "instruction": "click ok", "elements": []}

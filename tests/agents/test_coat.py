@@ -23,7 +23,12 @@ class ScriptedCoaT:
         self.calls: list[tuple[int, int]] = []
         self.i = 0
 
-    def generate(self, conversations: Sequence[list[dict[str, Any]]], images: Any = None, sampling: SamplingParams | None = None) -> list[list[Generation]]:
+    def generate(
+        self,
+        conversations: Sequence[list[dict[str, Any]]],
+        images: Any = None,
+        sampling: SamplingParams | None = None,
+    ) -> list[list[Generation]]:
         n = (sampling or SamplingParams()).num_samples
         self.calls.append((len(conversations), n))
         out = []
@@ -35,7 +40,12 @@ class ScriptedCoaT:
                     text = self.decisions[self.i % len(self.decisions)]
                     self.i += 1
                 else:
-                    text = ["A page with a search box.", "I should search.", "", "<|box_start|>(100,100),(300,300)<|box_end|>"][turn]
+                    text = [
+                        "A page with a search box.",
+                        "I should search.",
+                        "",
+                        "<|box_start|>(100,100),(300,300)<|box_end|>",
+                    ][turn]
                 group.append(Generation(text, token_ids=[turn], logprobs=[-0.5], prompt=f"turn {turn}"))
             out.append(group)
         return out
@@ -70,7 +80,14 @@ def test_branching_k_at_a_turn_is_one_batched_call_per_turn() -> None:
     assert gen.calls == [(2, 1), (2, 1), (2, 3), (2, 1)]
     leaves = [leaf for r in roots for leaf in r.leaves()]
     assert len(leaves) == 6
-    assert sorted(leaf.action.type for leaf in leaves) == ["click", "click", "navigate", "navigate", "scroll", "scroll"]
+    assert sorted(leaf.action.type for leaf in leaves) == [
+        "click",
+        "click",
+        "navigate",
+        "navigate",
+        "scroll",
+        "scroll",
+    ]
     assert all(leaf.path()[0].turn == 0 for leaf in leaves)
 
 

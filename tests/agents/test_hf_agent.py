@@ -6,7 +6,6 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-import pytest
 import torch
 
 import gui_envs  # noqa: F401  (registers the ids)
@@ -22,7 +21,9 @@ def _forward_logprobs(gen: HFGenerator, prompt_ids: list[int], token_ids: list[i
     with torch.no_grad():
         logits = gen.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
     p = len(prompt_ids)
-    return torch.log_softmax(logits[p - 1 : p - 1 + len(token_ids)].float(), -1).gather(1, torch.tensor(token_ids)[:, None])[:, 0]
+    return torch.log_softmax(logits[p - 1 : p - 1 + len(token_ids)].float(), -1).gather(
+        1, torch.tensor(token_ids)[:, None]
+    )[:, 0]
 
 
 def test_group_of_four_on_sudoku_with_logprobs_matching_a_forward_pass(tiny_lm_path: Path) -> None:
@@ -61,12 +62,16 @@ def test_batched_call_pads_without_changing_logprobs(tiny_lm_path: Path) -> None
 def test_logprobs_are_those_of_the_processed_sampling_distribution(tiny_lm_path: Path) -> None:
     """With top-k = 1 the policy is deterministic, so every token has log-prob 0 (log 1)."""
     gen = HFGenerator(tiny_lm_path, seed=0)
-    (group,) = gen.generate([[{"role": "user", "content": "hi"}]], None, SamplingParams(top_k=1, max_new_tokens=5, num_samples=2))
+    (group,) = gen.generate(
+        [[{"role": "user", "content": "hi"}]], None, SamplingParams(top_k=1, max_new_tokens=5, num_samples=2)
+    )
     for g in group:
         assert np.allclose(g.logprobs, 0.0)
     assert group[0].token_ids == group[1].token_ids
     # Temperature 0.5 sharpens: log-probs equal log_softmax(logits / 0.5).
-    (group,) = gen.generate([[{"role": "user", "content": "hi"}]], None, SamplingParams(temperature=0.5, max_new_tokens=5))
+    (group,) = gen.generate(
+        [[{"role": "user", "content": "hi"}]], None, SamplingParams(temperature=0.5, max_new_tokens=5)
+    )
     conv = [{"role": "user", "content": "hi"}]
     scored = gen.token_logprobs(conv, group[0].token_ids, temperature=0.5).detach()
     assert torch.allclose(torch.tensor(group[0].logprobs), scored, atol=1e-4)
@@ -80,7 +85,10 @@ def test_gui_observation_gets_a_gui_r1_prompt_and_parsed_actions(tiny_lm_path: P
             from agents.generation import Generation
 
             n = (sampling or SamplingParams()).num_samples
-            return [[Generation('<think>x</think><answer>[{"action": "click", "point": [5, 6]}]</answer>')] * n for _ in conversations]
+            return [
+                [Generation('<think>x</think><answer>[{"action": "click", "point": [5, 6]}]</answer>')] * n
+                for _ in conversations
+            ]
 
     from agents.lm_agent import LMAgent
 

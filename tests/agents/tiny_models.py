@@ -120,7 +120,9 @@ def build_qwen2_vl(path: Path) -> Path:
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16)
     processor_class = image_only_qwen2_vl_processor_class()
-    processor = processor_class(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE)
+    processor = processor_class(
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE
+    )
     processor.save_pretrained(path)
     config = Qwen2VLConfig(
         text_config={

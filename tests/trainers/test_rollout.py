@@ -26,7 +26,9 @@ class EchoEnv(gym.Env[dict[str, Any], str]):
         self.t = 0
         self.length = 1
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         self.t = 0
         self.length = 1 + (seed or 0) % 3
@@ -46,19 +48,35 @@ class EchoAgent:
         self.batch_sizes: list[int] = []
         self.histories: list[list[list[str]]] = []
 
-    def act_batch(self, observations: Sequence[Any], histories: Sequence[Sequence[str]] | None = None) -> list[AgentOutput]:
+    def act_batch(
+        self, observations: Sequence[Any], histories: Sequence[Sequence[str]] | None = None
+    ) -> list[AgentOutput]:
         self.batch_sizes.append(len(observations))
         self.histories.append([list(h) for h in histories or []])
-        return [AgentOutput(action=o["text"], text=o["text"], token_ids=[1, 2], logprobs=[-0.1, -0.2], extra={"prompt": "p"}) for o in observations]
+        return [
+            AgentOutput(
+                action=o["text"],
+                text=o["text"],
+                token_ids=[1, 2],
+                logprobs=[-0.1, -0.2],
+                extra={"prompt": "p"},
+            )
+            for o in observations
+        ]
 
 
 def test_one_batched_call_per_step_and_active_masks(tmp_path: Path) -> None:
     agent = EchoAgent()
-    trajs = collect_episodes([EchoEnv() for _ in range(3)], agent, seeds=[0, 1, 2], config=RolloutConfig(progress=False, save_dir=tmp_path))
+    trajs = collect_episodes(
+        [EchoEnv() for _ in range(3)],
+        agent,
+        seeds=[0, 1, 2],
+        config=RolloutConfig(progress=False, save_dir=tmp_path),
+    )
     # Episode lengths 1, 2, 3: the batch shrinks as slots finish.
     assert agent.batch_sizes == [3, 2, 1]
     assert [len(t.steps) for t in trajs] == [1, 2, 3]
-    assert agent.histories[2] == [['0', '1']]
+    assert agent.histories[2] == [["0", "1"]]
     assert all(t.success and t.total_reward == len(t.steps) for t in trajs)
     step = trajs[2].steps[1]
     assert (step.prompt, step.output_text, step.token_ids, step.logprobs) == ("p", "1", [1, 2], [-0.1, -0.2])
@@ -68,7 +86,9 @@ def test_one_batched_call_per_step_and_active_masks(tmp_path: Path) -> None:
 
 def test_groups_are_scheduled_in_waves_over_the_slots() -> None:
     agent = EchoAgent()
-    groups = collect_groups([EchoEnv(), EchoEnv()], agent, seeds=[4, 5], group_size=3, config=RolloutConfig(progress=False))
+    groups = collect_groups(
+        [EchoEnv(), EchoEnv()], agent, seeds=[4, 5], group_size=3, config=RolloutConfig(progress=False)
+    )
     assert [len(g) for g in groups] == [3, 3]
     for seed, group in zip([4, 5], groups, strict=True):
         assert {t.seed for t in group} == {seed}
@@ -77,14 +97,18 @@ def test_groups_are_scheduled_in_waves_over_the_slots() -> None:
 
 
 def test_max_steps_truncates_the_record() -> None:
-    trajs = collect_episodes([EchoEnv()], EchoAgent(), seeds=[2], config=RolloutConfig(max_steps=2, progress=False))
+    trajs = collect_episodes(
+        [EchoEnv()], EchoAgent(), seeds=[2], config=RolloutConfig(max_steps=2, progress=False)
+    )
     assert len(trajs[0].steps) == 2 and trajs[0].success is False
 
 
 def test_vector_env_backend() -> None:
     venv = gym.vector.SyncVectorEnv([EchoEnv for _ in range(3)])
     agent = EchoAgent()
-    trajs = collect_episodes(VectorWorkers(venv), agent, seeds=[0, 1, 2], config=RolloutConfig(progress=False))
+    trajs = collect_episodes(
+        VectorWorkers(venv), agent, seeds=[0, 1, 2], config=RolloutConfig(progress=False)
+    )
     assert [len(t.steps) for t in trajs] == [1, 2, 3]
     assert agent.batch_sizes == [3, 2, 1]
     assert all(t.total_reward == len(t.steps) for t in trajs)
@@ -97,7 +121,9 @@ def test_tiny_model_group_on_sudoku(tmp_path: Path) -> None:
 
     agent = HFAgent(build_causal_lm(tmp_path / "model"), max_new_tokens=8, seed=0)
     envs = [gym.make("Sudoku-v0", blanks=5) for _ in range(4)]
-    (group,) = collect_groups(envs, agent, seeds=[7], group_size=4, config=RolloutConfig(progress=False, save_dir=tmp_path / "runs"))
+    (group,) = collect_groups(
+        envs, agent, seeds=[7], group_size=4, config=RolloutConfig(progress=False, save_dir=tmp_path / "runs")
+    )
     assert len(group) == 4
     for traj in group:
         (step,) = traj.steps
@@ -120,7 +146,9 @@ def test_ray_backend(tmp_path: Path) -> None:
             def act_batch(self, observations: Sequence[Any]) -> list[AgentOutput]:
                 return [AgentOutput(action=int(np.int64(0))) for _ in observations]
 
-        trajs = collect_episodes(workers, Up(), seeds=[0, 1], config=RolloutConfig(max_steps=3, progress=False, save_dir=tmp_path))
+        trajs = collect_episodes(
+            workers, Up(), seeds=[0, 1], config=RolloutConfig(max_steps=3, progress=False, save_dir=tmp_path)
+        )
         assert [len(t.steps) for t in trajs] == [3, 3]
         assert all(t.env_id == "Maze-v0" for t in trajs)
         assert len(load_trajectories(tmp_path)) == 2

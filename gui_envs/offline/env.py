@@ -1,0 +1,249 @@
+"""GuiOffline-v0: a recorded GUI dataset (ScreenSpot, AndroidControl, AITZ, GUI-Odyssey, GUI-R1) as an env."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gui_envs.actions import Action, parse_action_text
+from gui_envs.offline.fixtures import write_fixture
+from gui_envs.offline.readers import OfflineEpisode, read_dataset
+from gui_envs.offline.scoring import score_step
+
+
+class ScreenshotSpace(gym.Space[np.ndarray]):
+    """(H, W, 3) uint8 images of any size up to ``max_size`` = (width, height): recorded screens vary."""
+
+    def __init__(self, max_size: tuple[int, int] = (8192, 8192), seed: int | None = None) -> None:
+        super().__init__(None, np.uint8, seed)
+        self.max_size = max_size
+
+    def contains(self, x: Any) -> bool:
+        return (
+            isinstance(x, np.ndarray)
+            and x.dtype == np.uint8
+            and x.ndim == 3
+            and x.shape[2] == 3
+            and 0 < x.shape[1] <= self.max_size[0]
+            and 0 < x.shape[0] <= self.max_size[1]
+        )
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        h, w = int(self.np_random.integers(1, 64)), int(self.np_random.integers(1, 64))
+        return self.np_random.integers(0, 256, (h, w, 3), dtype=np.uint8)
+
+
+class AnyText(gym.Space[str]):
+    """Any string of at most ``max_length`` characters (recorded instructions use every Unicode character)."""
+
+    def __init__(self, max_length: int, seed: int | None = None) -> None:
+        super().__init__(None, None, seed)
+        self.max_length = max_length
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return "".join(self.np_random.choice(list("abc xyz"), size=int(self.np_random.integers(0, 8))))
+
+
+class ActionSpace(gym.Space[Any]):
+    """An :class:`Action`, its dict form, or model text (parsed with ``parse_action_text``)."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(None, None, seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, Action | dict | str)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Action:
+        return Action.click(float(self.np_random.uniform(0, 200)), float(self.np_random.uniform(0, 400)))
+
+
+class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
+    """Replays a recorded GUI dataset: each step shows the recorded screen; the agent's action is scored.
+
+    ## Observation
+
+    ``Dict``: ``screenshot`` (H, W, 3) uint8, the recorded screen (size varies per record); ``instruction``
+    (str, the episode goal); ``step_instruction`` (str, the low-level instruction where recorded, else "");
+    ``history`` (str, the recorded actions so far); ``elements`` (always empty: recorded datasets carry no
+    element list here); ``platform`` (str).
+
+    ## Action
+
+    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model text in any form
+    ``parse_action_text`` reads. Unparseable input scores 0 and sets ``info["action_error"]``.
+
+    ## Reward
+
+    1.0 when the step succeeds (SR: type and arguments right; see :mod:`gui_envs.offline.scoring`), else 0.
+
+    ## Episode end
+
+    The next step always follows the **recorded** trajectory, whatever the agent did. Terminates after the
+    last recorded step. ``info["success"]`` at the end: every step succeeded; ``info["score"]``: SR mean.
+
+    ## Info
+
+    ``type_match``, ``grounding`` (None when GR does not apply), ``step_success``, ``click_offset``
+    (predicted minus target centre, pixels, or None), ``target`` (recorded action dict), ``bbox``,
+    ``screen_size`` (width, height), ``platform``, ``category``, ``episode_id``, ``step_index``.
+
+    ## Arguments
+
+    - ``dataset``: a reader name (``screenspot``, ``screenspot_pro``, ``androidcontrol``, ``aitz``,
+      ``gui_odyssey``, ``gui_r1``).
+    - ``path``: the dataset folder; default the bundled fixture (written to a temp folder).
+    - ``step_level``: use the recorded step instruction as the instruction (AndroidControl-Low).
+
+    ``reset(seed=i)`` plays episode ``i % len(episodes)``; ``options={"episode": i}`` does the same.
+
+    ## Version history
+
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
+
+    def __init__(
+        self,
+        dataset: str = "screenspot",
+        path: str | None = None,
+        step_level: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        root = (
+            Path(path)
+            if path is not None
+            else write_fixture(dataset, Path(tempfile.gettempdir()) / "guigym-offline-fixtures")
+        )
+        self.dataset = dataset
+        self.episodes: list[OfflineEpisode] = read_dataset(dataset, root)
+        self.step_level = step_level
+        self.render_mode = render_mode
+        self.observation_space = spaces.Dict(
+            {
+                "screenshot": ScreenshotSpace(),
+                "instruction": AnyText(4096),
+                "step_instruction": AnyText(4096),
+                "history": AnyText(1 << 20),
+                "elements": spaces.Sequence(AnyText(1)),
+                "platform": AnyText(256),
+            }
+        )
+        self.action_space = ActionSpace()
+        self._episode: OfflineEpisode | None = None
+        self._index = 0
+        self._history: list[str] = []
+        self._shot: np.ndarray | None = None
+        self._successes: list[bool] = []
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        number = (options or {}).get(
+            "episode", seed if seed is not None else int(self.np_random.integers(len(self.episodes)))
+        )
+        self._episode = self.episodes[int(number) % len(self.episodes)]
+        self._index, self._history, self._successes = 0, [], []
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        pred, error = _as_action(action)
+        step = self._episode.steps[self._index]
+        size = (int(self._shot.shape[1]), int(self._shot.shape[0]))  # type: ignore[union-attr]
+        result = score_step(pred, step.action, step.bbox, size)
+        info = self._info()
+        info.update(
+            type_match=result.type_match,
+            grounding=result.grounding,
+            step_success=result.success,
+            click_offset=result.offset,
+            action_error=error,
+            prediction=pred.to_dict() if pred is not None else None,
+        )
+        self._successes.append(result.success)
+        self._history.append(step.action.to_json())
+        self._index += 1
+        terminated = self._index >= len(self._episode.steps)
+        if terminated:
+            info["success"] = all(self._successes)
+            info["score"] = float(np.mean(self._successes))
+            obs = {**self._last_obs, "screenshot": self._last_obs["screenshot"].copy()}
+        else:
+            obs = self._observation()
+        return obs, float(result.success), terminated, False, info
+
+    def oracle_action(self) -> Action:
+        """The recorded action of the current step."""
+        if self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before oracle_action()")
+        return self._episode.steps[min(self._index, len(self._episode.steps) - 1)].action
+
+    def render(self) -> np.ndarray | None:
+        return self._shot if self.render_mode == "rgb_array" else None
+
+    def _observation(self) -> dict[str, Any]:
+        from PIL import Image
+
+        assert self._episode is not None
+        step = self._episode.steps[self._index]
+        with Image.open(step.image) as img:
+            self._shot = np.asarray(img.convert("RGB"), dtype=np.uint8)
+        instruction = self._episode.instruction
+        if self.step_level and step.step_instruction:
+            instruction = step.step_instruction
+        history = step.history if step.history is not None else "; ".join(self._history)
+        self._last_obs = {
+            "screenshot": self._shot,
+            "instruction": instruction,
+            "step_instruction": step.step_instruction or "",
+            "history": history,
+            "elements": (),
+            "platform": self._episode.platform,
+        }
+        return self._last_obs
+
+    def _info(self) -> dict[str, Any]:
+        assert self._episode is not None
+        step = self._episode.steps[min(self._index, len(self._episode.steps) - 1)]
+        return {
+            "task": self.dataset,
+            "instruction": self._episode.instruction,
+            "episode_id": self._episode.id,
+            "step_index": self._index,
+            "num_steps": len(self._episode.steps),
+            "platform": self._episode.platform,
+            "category": self._episode.category,
+            "target": step.action.to_dict(),
+            "bbox": step.bbox,
+            "screen_size": None
+            if self._shot is None
+            else (int(self._shot.shape[1]), int(self._shot.shape[0])),
+        }
+
+
+def _as_action(action: Any) -> tuple[Action | None, str | None]:
+    if isinstance(action, Action):
+        return action, None
+    if isinstance(action, dict):
+        try:
+            return Action.from_dict(action), None
+        except (ValueError, TypeError) as exc:
+            return None, str(exc)
+    if action is None:
+        return None, "no action (the output did not parse)"
+    result = parse_action_text(action)
+    if result.ok:
+        return result.action, None
+    assert result.error is not None
+    return None, f"{result.error.code}: {result.error.message}"

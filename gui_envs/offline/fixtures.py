@@ -1,0 +1,257 @@
+"""Small fixtures in each dataset's exact schema, with synthetic screenshots drawn by PIL.
+
+``write_fixture(name, root)`` writes the folder the reader expects (annotation files plus PNGs) and returns
+it. The fixtures are what ``GuiOffline-v0`` loads when no ``path`` is given, and what the tests score by hand.
+Screens: mobile 200 x 400, web 400 x 300, desktop 640 x 400 pixels (width x height).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+MOBILE, WEB, DESKTOP = (200, 400), (400, 300), (640, 400)
+
+
+def _draw(
+    path: Path, size: tuple[int, int], boxes: list[tuple[tuple[float, float, float, float], str]]
+) -> None:
+    from PIL import Image, ImageDraw
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    img = Image.new("RGB", size, (245, 245, 245))
+    draw = ImageDraw.Draw(img)
+    for (x1, y1, x2, y2), label in boxes:
+        draw.rectangle((x1, y1, x2, y2), fill=(70, 110, 200), outline=(20, 20, 20))
+        draw.text((x1 + 3, y1 + 3), label, fill=(255, 255, 255))
+    img.save(path)
+
+
+def _write_json(path: Path, data: Any, lines: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        if lines:
+            fh.write("\n".join(json.dumps(d) for d in data) + "\n")
+        else:
+            json.dump(data, fh, indent=1)
+
+
+def _screenspot(root: Path) -> None:
+    # bbox is [x, y, w, h] in pixels.
+    recs = {
+        "mobile": [("m0.png", MOBILE, [20, 40, 60, 30], "open settings", "text", "android")],
+        "web": [
+            ("w0.png", WEB, [100, 100, 80, 40], "search button", "icon", "shop"),
+            ("w1.png", WEB, [300, 20, 60, 20], "login link", "text", "forum"),
+        ],
+        "desktop": [("d0.png", DESKTOP, [500, 350, 100, 30], "save file", "icon", "windows")],
+    }
+    for platform, items in recs.items():
+        out = []
+        for name, size, (x, y, w, h), instruction, kind, source in items:
+            _draw(root / "screenspot_imgs" / name, size, [((x, y, x + w, y + h), instruction)])
+            out.append(
+                {
+                    "img_filename": name,
+                    "bbox": [x, y, w, h],
+                    "instruction": instruction,
+                    "data_type": kind,
+                    "data_source": source,
+                }
+            )
+        _write_json(root / f"screenspot_{platform}.json", out)
+
+
+def _screenspot_pro(root: Path) -> None:
+    recs = [
+        {
+            "img_filename": "vscode_macos/a.png",
+            "bbox": [100, 50, 140, 70],
+            "instruction": "run the tests",
+            "id": "vscode_0",
+            "application": "vscode",
+            "platform": "macos",
+            "img_size": list(DESKTOP),
+            "ui_type": "icon",
+            "group": "Dev",
+        },
+        {
+            "img_filename": "vscode_macos/b.png",
+            "bbox": [300, 300, 400, 330],
+            "instruction": "open terminal",
+            "id": "vscode_1",
+            "application": "vscode",
+            "platform": "macos",
+            "img_size": list(DESKTOP),
+            "ui_type": "text",
+            "group": "Dev",
+        },
+    ]
+    for r in recs:
+        _draw(root / "images" / r["img_filename"], DESKTOP, [(tuple(r["bbox"]), r["instruction"])])
+    _write_json(root / "annotations" / "vscode_macos.json", recs)
+
+
+def _androidcontrol(root: Path) -> None:
+    shots = [f"ep1/{k}.png" for k in range(3)]
+    for k, s in enumerate(shots):
+        _draw(root / s, MOBILE, [((40, 100, 160, 140), f"screen {k}")])
+    episode = {
+        "episode_id": 1,
+        "goal": "Search for milk in the shopping app",
+        "screenshots": shots,
+        "screenshot_widths": [MOBILE[0]] * 3,
+        "screenshot_heights": [MOBILE[1]] * 3,
+        "actions": [
+            json.dumps({"action_type": "click", "x": 100, "y": 120}),
+            json.dumps({"action_type": "input_text", "text": "fresh milk"}),
+            json.dumps({"action_type": "scroll", "direction": "down"}),
+        ],
+        "step_instructions": ["tap the search bar", "type fresh milk", "scroll down"],
+    }
+    _write_json(root / "test.jsonl", [episode], lines=True)
+
+
+def _aitz(root: Path) -> None:
+    folder = root / "test" / "general" / "ep42"
+    steps = [
+        {
+            "result_action_type": 4,
+            "result_touch_yx": "[0.25, 0.5]",
+            "result_lift_yx": "[0.25, 0.5]",
+            "result_action_text": "",
+        },
+        {
+            "result_action_type": 3,
+            "result_touch_yx": "[-1.0, -1.0]",
+            "result_lift_yx": "[-1.0, -1.0]",
+            "result_action_text": "weather today",
+        },
+        {
+            "result_action_type": 4,
+            "result_touch_yx": "[0.8, 0.5]",
+            "result_lift_yx": "[0.2, 0.5]",
+            "result_action_text": "",
+        },
+        {
+            "result_action_type": 10,
+            "result_touch_yx": "[-1.0, -1.0]",
+            "result_lift_yx": "[-1.0, -1.0]",
+            "result_action_text": "",
+        },
+    ]
+    out = []
+    for k, s in enumerate(steps):
+        image = f"test/general/ep42/ep42_{k}.png"
+        _draw(root / image, MOBILE, [((60, 80, 140, 120), "search")])
+        out.append(
+            {
+                "episode_id": "ep42",
+                "episode_length": len(steps),
+                "step_id": k,
+                "instruction": "check the weather today",
+                "image_path": image,
+                "coat_screen_desc": "A home screen.",
+                "coat_action_think": "Open the search bar.",
+                "coat_action_desc": "click the search bar",
+                "coat_action_result": "The search bar is focused.",
+                **s,
+            }
+        )
+    _write_json(folder / "ep42.json", out)
+
+
+def _gui_odyssey(root: Path) -> None:
+    steps = [
+        {"step": 0, "screenshot": "od1_0.png", "action": "CLICK", "info": [[500, 250]]},
+        {"step": 1, "screenshot": "od1_1.png", "action": "TEXT", "info": "hello"},
+        {"step": 2, "screenshot": "od1_2.png", "action": "KEY_BACK", "info": ""},
+        {"step": 3, "screenshot": "od1_3.png", "action": "COMPLETE", "info": ""},
+    ]
+    for s in steps:
+        _draw(root / "screenshots" / s["screenshot"], MOBILE, [((80, 80, 120, 120), "app")])
+    rec = {
+        "episode_id": "od1",
+        "device_info": {
+            "product": "Pixel 7",
+            "release_version": "14",
+            "sdk_version": "34",
+            "h": MOBILE[1],
+            "w": MOBILE[0],
+        },
+        "task_info": {
+            "category": "Social_Sharing",
+            "app": ["Chat"],
+            "meta_task": "send a message",
+            "task": "send a message",
+            "instruction": "Send hello in the chat app",
+        },
+        "step_info": steps,
+    }
+    _write_json(root / "annotations" / "od1.json", rec)
+
+
+def _gui_r1(root: Path) -> None:
+    rows = [
+        {
+            "id": "r0",
+            "image": "images/r0.png",
+            "instruction": "click the cart",
+            "history": "None",
+            "gt_action": "click",
+            "gt_bbox": [10, 10, 50, 40],
+            "gt_input_text": "no input text",
+            "task_type": "web",
+            "platform": "web",
+        },
+        {
+            "id": "r1",
+            "image": "images/r1.png",
+            "instruction": "type the city",
+            "history": "step 1: click",
+            "gt_action": "type",
+            "gt_bbox": [-100, -100],
+            "gt_input_text": "new york",
+            "task_type": "web",
+            "platform": "web",
+        },
+        {
+            "id": "r2",
+            "image": "images/r2.png",
+            "instruction": "tap ok",
+            "history": "None",
+            "gt_action": "click",
+            "gt_bbox": [100, 200],
+            "gt_input_text": "no input text",
+            "task_type": "mobile",
+            "platform": "mobile",
+        },
+    ]
+    for r in rows:
+        size = MOBILE if r["platform"] == "mobile" else WEB
+        box = tuple(r["gt_bbox"]) if len(r["gt_bbox"]) == 4 else (90, 190, 110, 210)
+        _draw(root / r["image"], size, [(box, r["instruction"])])
+    _write_json(root / "train.jsonl", rows, lines=True)
+
+
+_WRITERS = {
+    "screenspot": _screenspot,
+    "screenspot_pro": _screenspot_pro,
+    "androidcontrol": _androidcontrol,
+    "aitz": _aitz,
+    "gui_odyssey": _gui_odyssey,
+    "gui_r1": _gui_r1,
+}
+
+
+def write_fixture(name: str, root: str | Path) -> Path:
+    """Write the fixture of dataset ``name`` under ``root/name`` (once) and return that folder."""
+    if name not in _WRITERS:
+        raise KeyError(f"no fixture for {name!r}; known: {', '.join(sorted(_WRITERS))}")
+    folder = Path(root) / name
+    marker = folder / ".complete"
+    if not marker.exists():
+        _WRITERS[name](folder)
+        marker.touch()
+    return folder
