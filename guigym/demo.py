@@ -19,6 +19,7 @@ DEMO_ENVS: list[tuple[str, str, dict[str, Any]]] = [
     ("Maze 9x9, navigate mode", "Maze-v0", {"size": 9, "mode": "navigate"}),
     ("Sudoku, 50 blanks", "Sudoku-v0", {}),
     ("ARC, procedural", "Arc-v0", {}),
+    ("Web: shop/forum/classifieds tasks in Chromium", "GuiWeb-v0", {"max_steps": 15}),
 ]
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import urllib.parse
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -57,8 +60,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         self.screenshot_format, self.som, self.axtree = screenshot_format, som, axtree
         self.render_mode = render_mode
         self._session: BrowserSession | None = None
-        self._blocked: list[str] = []
-        self._blocked_documents = 0
+        self._net = NetLog()
         self._view = PageView(url="about:blank", title="", elements=[])
         self._frame = np.zeros((self.viewport[1], self.viewport[0], 3), np.uint8)
 
@@ -77,39 +79,12 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             self._session = None
         if self._session is None:
             self._session = BrowserSession(
-                setup=self._install,
+                setup=functools.partial(install_routing, table=self._route_table(), net=self._net),
                 viewport=self.viewport,
                 headless=self.headless,
                 call_timeout_s=self.timeout_s,
             )
         return self._session
-
-    def _install(self, handles: SessionHandles) -> None:
-        """Runs in the browser thread after launch: hermetic routing and the navigation flag."""
-        import re
-
-        table = self._route_table()
-
-        def route(r: Any) -> None:
-            req = r.request
-            parts = urllib.parse.urlsplit(req.url)
-            handler = table.get(f"{parts.scheme}://{parts.netloc}")
-            if handler is None:
-                self._blocked.append(req.url)
-                if req.is_navigation_request():
-                    self._blocked_documents += 1
-                r.abort("blockedbyclient")
-                return
-            resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
-            r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)
-
-        def websocket(ws: Any) -> None:
-            self._blocked.append(ws.url)
-            ws.close()
-
-        handles.context.route("**/*", route)
-        handles.context.route_web_socket(re.compile(".*"), websocket)
-        handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
 
     def _observe_in_thread(self, page: Any) -> tuple[PageView, bytes]:
         from playwright.sync_api import Error as PlaywrightError
@@ -142,7 +117,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
 
         def work(h: SessionHandles) -> tuple[str | None, PageView, bytes]:
             error = executor.execute(h.page, action, view, self.viewport, origins, home_url)
-            executor.settle(h.page, self.timeout_s * 1000, lambda: self._blocked_documents)
+            executor.settle(h.page, self.timeout_s * 1000, lambda: self._net.blocked_documents)
             return (error, *self._observe_in_thread(h.page))
 
         assert self._session is not None
@@ -168,7 +143,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         self._frame = observation.decode(image, self.viewport)
 
     def _take_blocked(self) -> list[str]:
-        blocked, self._blocked = self._blocked, []
+        blocked, self._net.blocked = self._net.blocked, []
         return blocked
 
     # ----- shared observation pieces ------------------------------------------------------------------------
@@ -193,7 +168,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             elements = elements[: len(elements) * 9 // 10]
             text = observation.elements_json(elements)
         obs: dict[str, Any] = {
-            "screenshot": self._frame,
+            "screenshot": self._frame.copy(),
             "elements": text,
             "url": observation.clean_text(self._view.url)[:MAX_TEXT],
             "instruction": observation.clean_text(instruction)[:MAX_TEXT],
@@ -224,6 +199,45 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
     def browser_pid(self) -> int | None:
         """PID of the Chromium browser process (``None`` before the first reset)."""
         return self._session.browser_pid if self._session is not None else None
+
+
+@dataclass
+class NetLog:
+    """What the router blocked: every URL since the last step, and a count of blocked navigations."""
+
+    blocked: list[str] = field(default_factory=list)
+    blocked_documents: int = 0
+
+
+def install_routing(
+    handles: SessionHandles, table: dict[str, Callable[[Request], Response]], net: NetLog
+) -> None:
+    """Runs in the browser thread after launch: hermetic routing and the navigation flag.
+
+    Requests to an origin in ``table`` are answered by its handler; any other request (HTTP or WebSocket) is
+    aborted and logged in ``net``. A module-level function, so the session holds no reference to the env.
+    """
+
+    def route(r: Any) -> None:
+        req = r.request
+        parts = urllib.parse.urlsplit(req.url)
+        handler = table.get(f"{parts.scheme}://{parts.netloc}")
+        if handler is None:
+            net.blocked.append(req.url)
+            if req.is_navigation_request():
+                net.blocked_documents += 1
+            r.abort("blockedbyclient")
+            return
+        resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
+        r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)
+
+    def websocket(ws: Any) -> None:
+        net.blocked.append(ws.url)
+        ws.close()
+
+    handles.context.route("**/*", route)
+    handles.context.route_web_socket(re.compile(".*"), websocket)
+    handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
 
 
 def coerce_action(action: Any) -> tuple[Action | None, str | None]:
@@ -276,7 +290,8 @@ class GuiWebEnv(WebEnvBase):
     :class:`~gui_envs.web.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
 
     **Info** (every step): ``task``, ``instruction``, ``success``, ``score``, ``reference_answer``,
-    ``action_error``, ``blocked_requests``, ``target_bbox`` (bbox in pixels of the element the oracle would act
+    ``action_error``, ``blocked_requests``, ``action_bbox`` (pixels; the bbox of the element this step's action
+    targeted by id, if any), ``target_bbox`` (bbox in pixels of the element the oracle would act
     on next, for reward shaping; ``None`` when its next action has no target), ``url``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` a template is
@@ -372,6 +387,8 @@ class GuiWebEnv(WebEnvBase):
         parsed, error = coerce_action(action)
         stop = parsed if parsed is not None and parsed.type == "stop" else None
         pending, self._pending = self._pending, None
+        target = self._view.by_id(parsed.element_id) if parsed is not None and parsed.element_id else None
+        action_bbox = observation.clip_bbox(target["bbox"], self.viewport) if target is not None else None
         if parsed is not None and stop is None:
             error = self._act(parsed, self.home_url)
         if pending is not None and parsed == pending[0] and error is None:
@@ -383,7 +400,9 @@ class GuiWebEnv(WebEnvBase):
         if terminated:
             reward += score
         truncated = not terminated and self._steps >= self.max_steps
-        return self._obs(), float(reward), terminated, truncated, self._info(error, score)
+        info = self._info(error, score)
+        info["action_bbox"] = action_bbox
+        return self._obs(), float(reward), terminated, truncated, info
 
     def oracle_action(self) -> Action:
         """The next action of the task's oracle plan, resolved on the current page.
@@ -406,7 +425,7 @@ class GuiWebEnv(WebEnvBase):
                 index += int(advance)
             except OracleError as exc:
                 self._oracle_error = str(exc)
-                logger.warning("%s: %s", self.task.name, exc)
+                logger.debug("%s: %s", self.task.name, exc)
                 action = Action.stop(status="failure")
         self._pending = (action, index)
         return self._pending

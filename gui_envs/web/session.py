@@ -81,12 +81,116 @@ class _Processes:
     tree: dict[int, psutil.Process] = field(default_factory=dict)
 
 
+class _Worker:
+    """The state the worker thread owns. It never references the :class:`BrowserSession`, so an unused
+    session (and the env holding it) can be garbage collected while the thread still runs."""
+
+    def __init__(
+        self,
+        setup: Callable[[SessionHandles], None] | None,
+        viewport: tuple[int, int],
+        headless: bool,
+        call_timeout_s: float,
+        extra_args: tuple[str, ...],
+    ) -> None:
+        self.setup, self.viewport, self.headless = setup, viewport, headless
+        self.call_timeout_s, self.extra_args = call_timeout_s, extra_args
+        self.procs = _Processes()
+        self.handles: SessionHandles | None = None
+        self.dead_reason: str | None = None
+
+    def run(self, q: queue.Queue[Any]) -> None:
+        while True:
+            item = q.get()
+            kind = item[0]
+            if kind == "start":
+                try:
+                    self.launch()
+                    item[1].set_result(None)
+                except BaseException as exc:
+                    item[1].set_exception(exc)
+            elif kind == "call":
+                _, fn, future = item
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(fn(self.handles))
+                except BaseException as exc:
+                    future.set_exception(exc)
+            elif kind == "stop":
+                self.teardown()
+                item[1].set_result(None)
+                return
+
+    def launch(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        with _START_LOCK:
+            me = psutil.Process()
+            before = {p.pid for p in me.children()}
+            pw = sync_playwright().start()
+            new = [p for p in me.children() if p.pid not in before]
+        self.procs.driver = new[0].pid if new else None
+        if new:
+            self.procs.tree[new[0].pid] = new[0]
+        browser = pw.chromium.launch(
+            executable_path=find_chromium(),
+            args=launch_args(SESSION_FLAGS + tuple(self.extra_args)),
+            headless=self.headless,
+        )
+        browser.on("disconnected", lambda _b: self.mark_dead("the browser disconnected"))
+        self.refresh_tree()
+        width, height = self.viewport
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, device_scale_factor=1, service_workers="block"
+        )
+        context.set_default_timeout(self.call_timeout_s * 1000)
+        context.set_default_navigation_timeout(self.call_timeout_s * 1000)
+        page = context.new_page()
+        page.on("crash", lambda _p: self.mark_dead("the page's renderer crashed"))
+        self.refresh_tree()
+        self.handles = SessionHandles(playwright=pw, browser=browser, context=context, page=page)
+        if self.setup is not None:
+            self.setup(self.handles)
+
+    def teardown(self) -> None:
+        handles, self.handles = self.handles, None
+        if handles is None:
+            return
+        for closer in (handles.browser.close, handles.playwright.stop):
+            try:
+                closer()
+            except BaseException:  # noqa: BLE001 - best effort; the PIDs are killed afterwards anyway
+                pass
+
+    def refresh_tree(self) -> None:
+        driver = self.procs.driver
+        if driver is None:
+            return
+        try:
+            kids = psutil.Process(driver).children(recursive=True)
+        except psutil.Error:
+            return
+        for proc in kids:
+            self.procs.tree.setdefault(proc.pid, proc)
+            try:
+                if self.procs.browser is None and proc.ppid() == driver:
+                    self.procs.browser = proc.pid
+            except psutil.Error:
+                continue
+
+    def mark_dead(self, reason: str) -> None:
+        if self.dead_reason is None:
+            self.dead_reason = reason
+
+
 class BrowserSession:
     """Chromium plus one page, owned by a worker thread.
 
     Args:
-        setup: called in the worker thread with the fresh :class:`SessionHandles` after each launch, to
-            install request routing, init scripts and event handlers.
+        setup: called in the worker thread with the fresh :class:`SessionHandles` after the launch, to
+            install request routing, init scripts and event handlers. It should not hold a reference to the
+            object that owns the session, or that object can only be freed by ``close()``.
         viewport: ``(width, height)`` of the page in CSS pixels (= screenshot pixels; device scale 1).
         headless: run Chromium without a window.
         call_timeout_s: default Playwright timeout for page calls (seconds).
@@ -101,42 +205,39 @@ class BrowserSession:
         call_timeout_s: float = 10.0,
         extra_args: tuple[str, ...] = (),
     ) -> None:
-        self._setup = setup
         self.viewport = viewport
-        self.headless = headless
         self.call_timeout_s = call_timeout_s
-        self.extra_args = extra_args
+        self._worker = _Worker(setup, viewport, headless, call_timeout_s, tuple(extra_args))
         self._queue: queue.Queue[Any] = queue.Queue()
-        self._procs = _Processes()
-        self._handles: SessionHandles | None = None
-        self._dead_reason: str | None = None
-        self._thread = threading.Thread(target=self._run, name="guigym-browser", daemon=True)
+        self._thread = threading.Thread(
+            target=self._worker.run, args=(self._queue,), name="guigym-browser", daemon=True
+        )
         started: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._queue.put(("start", started))
         self._thread.start()
         try:
             started.result(timeout=60.0)
         except BaseException:
-            _shutdown(self._queue, self._thread, self._procs)
+            _shutdown(self._queue, self._thread, self._worker.procs)
             raise
-        self._finalizer = weakref.finalize(self, _shutdown, self._queue, self._thread, self._procs)
+        self._finalizer = weakref.finalize(self, _shutdown, self._queue, self._thread, self._worker.procs)
 
     # ----- public API --------------------------------------------------------------------------------
     @property
     def alive(self) -> bool:
         """False once the browser crashed or the session was closed."""
-        return self._dead_reason is None and self._finalizer.alive
+        return self._worker.dead_reason is None and self._finalizer.alive
 
     @property
     def browser_pid(self) -> int | None:
         """PID of the Chromium browser process."""
-        return self._procs.browser
+        return self._worker.procs.browser
 
     @property
     def process_tree(self) -> frozenset[int]:
         """PIDs of the driver, the browser and every browser child seen so far."""
-        self._refresh_tree()
-        return frozenset(self._procs.tree)
+        self._worker.refresh_tree()
+        return frozenset(self._worker.procs.tree)
 
     def call(self, fn: Callable[[SessionHandles], T], timeout_s: float | None = None) -> T:
         """Run ``fn(handles)`` in the worker thread and return its result.
@@ -151,18 +252,17 @@ class BrowserSession:
             BrowserTimeoutError: a Playwright timeout fired inside ``fn``.
         """
         if not self.alive:
-            raise BrowserCrashedError(
-                f"the browser is gone ({self._dead_reason or 'session closed'}); call env.reset() to relaunch"
-            )
+            reason = self._worker.dead_reason or "session closed"
+            raise BrowserCrashedError(f"the browser is gone ({reason}); call env.reset() to relaunch it")
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._queue.put(("call", fn, future))
         limit = (timeout_s if timeout_s is not None else self.call_timeout_s) + _GRACE_S
         try:
             return future.result(timeout=limit)
         except concurrent.futures.TimeoutError:
-            self._mark_dead(f"no answer from the browser thread within {limit:.0f} s")
+            self._worker.mark_dead(f"no answer from the browser thread within {limit:.0f} s")
             raise BrowserCrashedError(
-                f"the browser stopped answering for {limit:.0f} s and was shut down; env.reset() relaunches it"
+                f"the browser stopped answering for {limit:.0f} s; env.reset() relaunches it"
             ) from None
         except BaseException as exc:
             raise self._translate(exc) from exc
@@ -177,95 +277,7 @@ class BrowserSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ----- worker thread -----------------------------------------------------------------------------
-    def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            kind = item[0]
-            if kind == "start":
-                try:
-                    self._launch()
-                    item[1].set_result(None)
-                except BaseException as exc:
-                    item[1].set_exception(exc)
-            elif kind == "call":
-                _, fn, future = item
-                if not future.set_running_or_notify_cancel():
-                    continue
-                try:
-                    future.set_result(fn(self._handles))
-                except BaseException as exc:
-                    future.set_exception(exc)
-            elif kind == "stop":
-                self._teardown()
-                item[1].set_result(None)
-                return
-
-    def _launch(self) -> None:
-        from playwright.sync_api import sync_playwright
-
-        with _START_LOCK:
-            me = psutil.Process()
-            before = {p.pid for p in me.children()}
-            pw = sync_playwright().start()
-            new = [p for p in me.children() if p.pid not in before]
-        self._procs.driver = new[0].pid if new else None
-        if new:
-            self._procs.tree[new[0].pid] = new[0]
-        browser = pw.chromium.launch(
-            executable_path=find_chromium(),
-            args=launch_args(SESSION_FLAGS + tuple(self.extra_args)),
-            headless=self.headless,
-        )
-        browser.on("disconnected", lambda _b: self._mark_dead("the browser disconnected"))
-        self._refresh_tree()
-        width, height = self.viewport
-        context = browser.new_context(
-            viewport={"width": width, "height": height},
-            device_scale_factor=1,
-            service_workers="block",
-            java_script_enabled=True,
-        )
-        context.set_default_timeout(self.call_timeout_s * 1000)
-        context.set_default_navigation_timeout(self.call_timeout_s * 1000)
-        page = context.new_page()
-        page.on("crash", lambda _p: self._mark_dead("the page's renderer crashed"))
-        self._refresh_tree()
-        self._handles = SessionHandles(playwright=pw, browser=browser, context=context, page=page)
-        if self._setup is not None:
-            self._setup(self._handles)
-
-    def _teardown(self) -> None:
-        handles, self._handles = self._handles, None
-        if handles is None:
-            return
-        for closer in (handles.browser.close, handles.playwright.stop):
-            try:
-                closer()
-            except BaseException:  # noqa: BLE001 - best effort; the PIDs are killed afterwards anyway
-                pass
-
     # ----- helpers -----------------------------------------------------------------------------------
-    def _refresh_tree(self) -> None:
-        driver = self._procs.driver
-        if driver is None:
-            return
-        try:
-            kids = psutil.Process(driver).children(recursive=True)
-        except psutil.Error:
-            return
-        for proc in kids:
-            self._procs.tree.setdefault(proc.pid, proc)
-            try:
-                if self._procs.browser is None and proc.ppid() == driver:
-                    self._procs.browser = proc.pid
-            except psutil.Error:
-                continue
-
-    def _mark_dead(self, reason: str) -> None:
-        if self._dead_reason is None:
-            self._dead_reason = reason
-
     def _translate(self, exc: BaseException) -> BaseException:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
@@ -278,15 +290,15 @@ class BrowserSession:
                 s in message
                 for s in ("has been closed", "Target crashed", "Connection closed", "Browser closed")
             )
-            if closed or self._dead_reason is not None or not self._browser_alive():
-                self._mark_dead(message.splitlines()[0] if message else "the browser died")
+            if closed or self._worker.dead_reason is not None or not self._browser_alive():
+                self._worker.mark_dead(message.splitlines()[0] if message else "the browser died")
                 return BrowserCrashedError(
-                    f"the browser crashed or was killed ({self._dead_reason}); env.reset() relaunches it"
+                    f"the browser crashed or was killed ({self._worker.dead_reason}); env.reset() relaunches it"
                 )
         return exc
 
     def _browser_alive(self) -> bool:
-        pid = self._procs.browser
+        pid = self._worker.procs.browser
         if pid is None:
             return True
         try:

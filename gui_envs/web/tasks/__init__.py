@@ -1,12 +1,14 @@
 """Task templates for the bundled sites. Importing this package registers every template in :data:`TASKS`."""
 
 from gui_envs.web.sites.base import Site
+from gui_envs.web.sites.classifieds import ClassifiedsSite
+from gui_envs.web.sites.forum import ForumSite
 from gui_envs.web.sites.shop import ShopSite
-from gui_envs.web.tasks import shop  # noqa: F401  (registers the templates)
+from gui_envs.web.tasks import classifieds, forum, shop  # noqa: F401  (registers the templates)
 from gui_envs.web.tasks.base import TASKS, AnswerTask, InfeasibleTask, StateTask, WebTask, answers_match
 
 #: The bundled sites by host name.
-SITES: dict[str, Site] = {"shop": ShopSite()}
+SITES: dict[str, Site] = {"shop": ShopSite(), "forum": ForumSite(), "classifieds": ClassifiedsSite()}
 SITE_NAMES: tuple[str, ...] = tuple(SITES)
 
 __all__ = [

@@ -1,0 +1,212 @@
+"""``GuiWebGround-v0``: one-step grounding on pages of the bundled sites."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from gui_envs.actions import Action
+from gui_envs.web import observation
+from gui_envs.web.env import MAX_TEXT, WebEnvBase, coerce_action
+from gui_envs.web.observation import CHARSET
+from gui_envs.web.sites.base import Request, Response, SiteState
+from gui_envs.web.tasks import SITES
+
+#: Height in pixels of the instruction banner drawn on top of box-mode observations.
+BANNER_PX = 22
+
+
+def page_paths(state: SiteState) -> list[str]:
+    """Pages of a seeded site that grounding episodes are drawn from."""
+    q = state.query
+    host = state.site.host
+    if host == "shop":
+        ids = [r[0] for r in q("SELECT id FROM products ORDER BY id")]
+        cats = [r[0] for r in q("SELECT DISTINCT category FROM products ORDER BY 1")]
+        return [
+            "/",
+            "/cart",
+            "/checkout",
+            *(f"/?category={c}" for c in cats),
+            *(f"/product/{i}" for i in ids[::4]),
+        ]
+    if host == "forum":
+        subs = [r[0] for r in q("SELECT name FROM subforums ORDER BY 1")]
+        posts = [r[0] for r in q("SELECT id FROM posts ORDER BY id")]
+        return ["/", "/user/alex", *(f"/f/{s}" for s in subs), *(f"/post/{i}" for i in posts[::4])]
+    ids = [r[0] for r in q("SELECT id FROM listings ORDER BY id")]
+    return ["/", "/post", "/my-ads", *(f"/listing/{i}" for i in ids[::4])]
+
+
+def describe(el: dict[str, Any]) -> str:
+    """A referring expression for an element: ``the "Add to cart" button``."""
+    text, role = el["text"], el["role"]
+    if el["tag"] == "a":
+        return f'the link "{text}"'
+    if el["tag"] == "button" or role == "button":
+        return f'the "{text}" button'
+    if el["tag"] in ("input", "textarea", "select") and role not in ("radio", "checkbox"):
+        return f'the "{text}" field'
+    if el["tag"] == "label" or role in ("radio", "checkbox"):
+        return f'the "{text}" option'
+    return f'the "{text}" element'
+
+
+class GuiWebGroundEnv(WebEnvBase):
+    """One-step GUI grounding: "click <description>" on a seeded page of the bundled sites.
+
+    **Episode**: ``reset`` loads a page drawn from the three sites (content seeded by the reset seed) and picks
+    a visible clickable element whose text is unique on the page; one ``step`` ends the episode
+    (``terminated=True``).
+
+    **Observation** (``action_type="text"``, default): ``Dict`` with ``screenshot`` ``Box(0, 255, (H, W, 3),
+    uint8)``, ``elements`` (JSON ``Text``, as in ``GuiWeb-v0``), ``url`` and ``instruction`` (``Text``).
+    With ``action_type="box"`` the observation is only the screenshot ``Box(0, 255, (H, W, 3), uint8)`` with
+    the instruction drawn in a ``BANNER_PX``-pixel banner at its top (so image-only policies such as SB3's
+    ``CnnPolicy`` can train); targets never lie under the banner.
+
+    **Action**: ``action_type="text"``: Action JSON / GUI-R1 text (or an ``Action``) whose point or element
+    is the click target; ``action_type="box"``: ``Box(low=[0, 0], high=[W - 1, H - 1], (2,), float32)``, the
+    click point (x, y) in screenshot pixels.
+
+    **Reward**: 1.0 if the click point lies inside the target's bbox, else 0.0 (binary, as in grounding
+    benchmarks). ``info["target_bbox"]`` = ``[x0, y0, x1, y1]`` pixels, so
+    ``SweetSpotReward``-style shaping can wrap the env. The click is also performed in the browser, so
+    ``info["url"]`` shows where it led.
+
+    Version history: v0, initial release.
+
+    Args:
+        action_type: ``"text"`` or ``"box"``.
+        perform_click: also execute the click in the browser (costs one page action).
+        **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
+    """
+
+    def __init__(self, action_type: str = "text", perform_click: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if action_type not in ("text", "box"):
+            raise ValueError(f"action_type must be 'text' or 'box', got {action_type!r}")
+        self.action_type, self.perform_click = action_type, perform_click
+        self.states = {host: SiteState(site) for host, site in SITES.items()}
+        width, height = self.viewport
+        if action_type == "box":
+            self.observation_space = spaces.Box(0, 255, (height, width, 3), np.uint8)
+            self.action_space = spaces.Box(
+                np.zeros(2, np.float32), np.array([width - 1, height - 1], np.float32), dtype=np.float32
+            )
+        else:
+            self.observation_space = spaces.Dict(self._base_spaces())
+            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.target: dict[str, Any] | None = None
+        self.instruction = ""
+
+    def _route_table(self) -> dict[str, Callable[[Request], Response]]:
+        return {state.site.origin: state.handle for state in self.states.values()}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        page_seed = int((options or {}).get("seed", self.np_random.integers(2**31 - 1)))
+        rng = np.random.default_rng([page_seed, 11])
+        for state in self.states.values():
+            state.restore(page_seed)
+        hosts = sorted(self.states)
+        for _ in range(20):  # a few pages have no unique target; draw again
+            state = self.states[hosts[int(rng.integers(len(hosts)))]]
+            paths = page_paths(state)
+            self._load(state.site.origin + paths[int(rng.integers(len(paths)))])
+            candidates = self._candidates()
+            if candidates:
+                break
+        else:  # pragma: no cover - every bundled site has clickable text
+            raise RuntimeError("no grounding target found on 20 pages")
+        self.target = candidates[int(rng.integers(len(candidates)))]
+        self.instruction = f"click {describe(self.target)}"
+        return self._observe(), self._info(None, None)
+
+    def _candidates(self) -> list[dict[str, Any]]:
+        width, height = self.viewport
+        visible = [el for el in self._view.visible if el["clickable"] and el["text"].strip()]
+        counts: dict[str, int] = {}
+        for el in visible:
+            counts[el["text"].lower()] = counts.get(el["text"].lower(), 0) + 1
+        top = BANNER_PX if self.action_type == "box" else 0
+        out = []
+        for el in visible:
+            x0, y0, x1, y1 = el["bbox"]
+            inside = x0 >= 0 and y0 >= top and x1 <= width and y1 <= height and (x1 - x0) * (y1 - y0) >= 16
+            if inside and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60:
+                out.append(el)
+        return out
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.target is None:
+            raise RuntimeError("call reset() before step()")
+        error = None
+        point: tuple[float, float] | None = None
+        if self.action_type == "box":
+            arr = np.asarray(action, dtype=np.float64).reshape(-1)
+            if arr.shape != (2,) or not np.all(np.isfinite(arr)):
+                error = f"a box action is two finite numbers (x, y) in pixels, got {action!r}"
+            else:
+                point = (float(arr[0]), float(arr[1]))
+        else:
+            parsed, error = coerce_action(action)
+            if parsed is not None and parsed.point is not None:
+                point = parsed.point
+            elif parsed is not None and parsed.element_id is not None:
+                el = self._view.by_id(parsed.element_id)
+                if el is None:
+                    error = f"no element with id {parsed.element_id!r}"
+                else:
+                    point = ((el["bbox"][0] + el["bbox"][2]) / 2, (el["bbox"][1] + el["bbox"][3]) / 2)
+            elif parsed is not None:
+                error = f"grounding needs a click with a point or element_id, got {parsed.type}"
+        hit = False
+        if point is not None:
+            x0, y0, x1, y1 = self.target["bbox"]
+            hit = x0 <= point[0] <= x1 and y0 <= point[1] <= y1
+            if self.perform_click:
+                error = self._act(Action.click(*point), self._view.url) or error
+        return self._observe(), 1.0 if hit else 0.0, True, False, self._info(error, hit)
+
+    def oracle_action(self) -> Any:
+        """The centre of the target's bbox (a ``(2,)`` array in box mode, else an ``Action``)."""
+        assert self.target is not None, "call reset() first"
+        x0, y0, x1, y1 = self.target["bbox"]
+        cx, cy = float(round((x0 + x1) / 2)), float(round((y0 + y1) / 2))
+        return np.array([cx, cy], np.float32) if self.action_type == "box" else Action.click(cx, cy)
+
+    def _observe(self) -> Any:
+        if self.action_type == "box":
+            return _banner(self._frame, self.instruction)
+        return self._base_obs(self.instruction)
+
+    def _info(self, error: str | None, hit: bool | None) -> dict[str, Any]:
+        assert self.target is not None
+        return {
+            "instruction": self.instruction,
+            "target_bbox": observation.clip_bbox(self.target["bbox"], self.viewport),
+            "target_element": {k: self.target[k] for k in ("id", "role", "text")},
+            "success": bool(hit),
+            "score": 1.0 if hit else 0.0,
+            "action_error": error,
+            "blocked_requests": self._take_blocked(),
+            "url": self._view.url,
+            "task": "ground",
+        }
+
+
+def _banner(image: np.ndarray, text: str) -> np.ndarray:
+    """Draw ``text`` in a dark banner over the top :data:`BANNER_PX` pixels of a copy of ``image``."""
+    from PIL import Image, ImageDraw
+
+    canvas = Image.fromarray(image)
+    draw = ImageDraw.Draw(canvas)
+    draw.rectangle((0, 0, image.shape[1], BANNER_PX - 1), fill=(0, 0, 0))
+    draw.text((4, 5), text[:160], fill=(255, 255, 0))
+    return np.asarray(canvas)

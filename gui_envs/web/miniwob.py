@@ -1,0 +1,190 @@
+"""``GuiWeb-MiniWoB-<task>-v0``: the MiniWoB++ tasks of the ``miniwob`` package, in the GuiWeb session.
+
+The package's ``html/`` folder is served through the same hermetic request routing as the bundled sites, at
+``http://miniwob.guigym.test/``; nothing else is reachable. Episodes start through MiniWoB's own page hooks,
+as its Python environment does: ``Math.seedrandom(seed)`` then ``core.startEpisodeReal()``, after lifting the
+episode timer (``core.EPISODE_MAX_TIME``, 10 s by default) so that slow agents are not cut off by the page.
+The reward is the page's own ``WOB_REWARD_GLOBAL`` once ``WOB_DONE_GLOBAL`` is set.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gymnasium import spaces
+
+from gui_envs.web.env import MAX_TEXT, WebEnvBase, coerce_action
+from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
+from gui_envs.web.observation import CHARSET
+from gui_envs.web.session import SessionHandles
+from gui_envs.web.sites.base import Request, Response, origin
+
+MINIWOB_ORIGIN = origin("miniwob")
+#: The lifted episode timer: setTimeout's largest delay (about 24.8 days), in ms.
+NO_TIMEOUT_MS = 2**31 - 1
+
+
+class MiniWoBNotInstalledError(ImportError):
+    """The ``miniwob`` package is missing; ``pip install 'guigym[miniwob]'`` installs it."""
+
+
+def miniwob_html_dir() -> Path:
+    """The ``html`` folder of the installed ``miniwob`` package (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("miniwob")
+    if spec is None or spec.origin is None:
+        raise MiniWoBNotInstalledError(
+            "GuiWeb-MiniWoB-* needs the MiniWoB++ pages from the 'miniwob' package: pip install 'guigym[miniwob]'"
+        )
+    return Path(spec.origin).parent / "html"
+
+
+def static_handler(root: Path) -> Callable[[Request], Response]:
+    """Serve files under ``root`` (GET only; no directory listing; paths cannot escape ``root``)."""
+    base = root.resolve()
+
+    def handle(request: Request) -> Response:
+        target = (base / request.path.lstrip("/")).resolve()
+        if request.method != "GET" or base not in target.parents or not target.is_file():
+            return Response.not_found("file")
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        return Response(body=target.read_bytes(), headers={"content-type": kind})
+
+    return handle
+
+
+_START_JS = """([seed, maxTime]) => {
+  Math.seedrandom(seed);
+  core.EPISODE_MAX_TIME = maxTime;
+  if (core.EP_TIMER !== null) { clearTimeout(core.EP_TIMER); core.EP_TIMER = null; }
+  core.startEpisodeReal();
+  return WOB_TASK_READY;
+}"""
+_STATE_JS = """() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
+  reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(),
+  ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
+
+
+class MiniWoBEnv(WebEnvBase):
+    """One MiniWoB++ task in Chromium, with GuiWeb's observation and action interface.
+
+    **Observation**: ``Dict`` with ``screenshot`` ``Box(0, 255, (H, W, 3), uint8)`` (default viewport
+    ``160 x 210`` pixels, MiniWoB's task area), ``elements`` (JSON ``Text``), ``url``, ``instruction`` (the
+    task's utterance) and ``step`` (``Discrete(max_steps + 1)``).
+
+    **Action**: Action JSON / GUI-R1 text (``Text`` space) or :class:`~gui_envs.actions.Action` objects.
+
+    **Reward**: the page's ``WOB_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final answer) when
+    the page reports ``WOB_DONE_GLOBAL``; 0 before. A malformed or out-of-viewport action costs
+    ``invalid_action_penalty``. ``info["success"]`` is ``raw reward > 0``.
+
+    **Episode end**: ``terminated`` when the page says done or on ``stop``; ``truncated`` after ``max_steps``.
+
+    Version history: v0, initial release.
+
+    Args:
+        task: the MiniWoB task name (``click-test``, ``enter-text``, ...; see :data:`MINIWOB_TASKS`).
+        max_steps: truncation limit in steps.
+        invalid_action_penalty: subtracted for an action that was a no-op because of a mistake.
+        **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
+    """
+
+    def __init__(
+        self,
+        task: str = "click-test",
+        max_steps: int = 20,
+        invalid_action_penalty: float = 0.01,
+        viewport: tuple[int, int] = (160, 210),
+        **kwargs: Any,
+    ) -> None:
+        if task not in MINIWOB_TASKS:
+            import difflib
+
+            close = difflib.get_close_matches(task, MINIWOB_TASKS, n=3)
+            raise ValueError(
+                f"unknown MiniWoB task {task!r}." + (f" Did you mean {', '.join(close)}?" if close else "")
+            )
+        super().__init__(viewport=viewport, **kwargs)
+        self.html_dir = miniwob_html_dir()
+        self.task_name, self.max_steps = task, int(max_steps)
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.observation_space = spaces.Dict(
+            {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
+        )
+        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self._steps = 0
+        self._utterance = ""
+        self._handler = static_handler(self.html_dir)
+
+    @property
+    def task_url(self) -> str:
+        return f"{MINIWOB_ORIGIN}/miniwob/{self.task_name}.html"
+
+    def _route_table(self) -> dict[str, Callable[[Request], Response]]:
+        return {MINIWOB_ORIGIN: self._handler}
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        episode_seed = (options or {}).get("seed")
+        if episode_seed is None:
+            episode_seed = int(self.np_random.integers(2**31 - 1))
+        self._steps = 0
+        self._take_blocked()
+        url = self.task_url
+
+        def work(h: SessionHandles) -> tuple[Any, ...]:
+            # Reuse the loaded task page (MiniWoB regenerates the problem on each start); load it otherwise.
+            if h.page.url != url or not h.page.evaluate("() => typeof core !== 'undefined'"):
+                h.page.goto(url, wait_until="load")
+            h.page.evaluate(_START_JS, [str(episode_seed), NO_TIMEOUT_MS])
+            h.page.wait_for_function("() => WOB_TASK_READY !== false", timeout=self.timeout_s * 1000)
+            state = h.page.evaluate(_STATE_JS)
+            return state, *self._observe_in_thread(h.page)
+
+        state, view, image = self._ensure_session().call(work)
+        self._absorb(view, image)
+        self._utterance = state["utterance"]
+        return self._obs(), self._info(None, state)
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        self._steps += 1
+        parsed, error = coerce_action(action)
+        stop = parsed is not None and parsed.type == "stop"
+        if parsed is not None and not stop:
+            error = self._act(parsed, self.task_url)
+        assert self._session is not None, "call reset() before step()"
+        state = self._session.call(lambda h: h.page.evaluate(_STATE_JS))
+        reward = float(state["reward"]) if state["done"] else 0.0
+        if error:
+            reward -= self.invalid_action_penalty
+        terminated = bool(state["done"]) or stop
+        truncated = not terminated and self._steps >= self.max_steps
+        return self._obs(), reward, terminated, truncated, self._info(error, state)
+
+    def _obs(self) -> dict[str, Any]:
+        obs = self._base_obs(self._utterance)
+        obs["step"] = min(self._steps, self.max_steps)
+        return obs
+
+    def _info(self, error: str | None, state: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "task": self.task_name,
+            "instruction": self._utterance,
+            "success": bool(state["done"]) and float(state["raw"]) > 0,
+            "score": max(0.0, float(state["raw"])) if state["done"] else 0.0,
+            "raw_reward": float(state["raw"]),
+            "reason": state["reason"],
+            "action_error": error,
+            "blocked_requests": self._take_blocked(),
+            "target_bbox": None,
+            "url": self._view.url,
+        }
+
+
+__all__ = ["MINIWOB_TASKS", "MiniWoBEnv", "MiniWoBNotInstalledError"]

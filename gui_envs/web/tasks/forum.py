@@ -1,0 +1,421 @@
+"""Forum task templates (CORE's Reddit-like site: votes, comments, posts, profiles)."""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from gui_envs.web.sites.forum import ME, SUBFORUMS
+from gui_envs.web.tasks.base import (
+    AnswerTask,
+    InfeasibleTask,
+    PlanStep,
+    StateTask,
+    Stop,
+    WebTask,
+    click,
+    fill,
+)
+
+COMMENTS = (
+    "Great question!",
+    "I had the same problem.",
+    "Thanks for sharing this.",
+    "Following this thread.",
+)
+NEW_TITLES = ("Weekly discussion thread", "First time posting here", "A small success story", "Quick poll")
+
+
+class ForumTask(WebTask):
+    site = "forum"
+
+    def post(self, where: str = "1=1", params: tuple[Any, ...] = ()) -> Any:
+        return self.pick(self.query(f"SELECT * FROM posts WHERE deleted=0 AND {where} ORDER BY id", params))
+
+    def own_post(self) -> Any:
+        """One of the signed-in user's posts (created in setup, so every seed has some)."""
+        sub = str(self.pick(sorted(SUBFORUMS)))
+        title = f"{self.pick(NEW_TITLES)} #{int(self.rng.integers(10, 99))}"
+        self.state.db.execute(
+            "INSERT INTO posts(subforum, author, title, body, score) VALUES (?,?,?,?,?)",
+            (sub, ME, title, "Posted by me.", int(self.rng.integers(1, 30))),
+        )
+        self.state.db.commit()
+        return self.one("SELECT * FROM posts WHERE title = ? AND author = ?", (title, ME))
+
+    def vote(self, pid: int) -> int:
+        row = self.one("SELECT value FROM votes WHERE post_id = ?", (pid,))
+        return int(row[0]) if row else 0
+
+
+def open_post(p: Any) -> list[PlanStep]:
+    """From the index: open the post's subforum, then the post."""
+    return [click(f"f/{p['subforum']}", tag="a"), click(p["title"], tag="a")]
+
+
+def path_of(url: str) -> str:
+    return urllib.parse.urlsplit(url).path.rstrip("/")
+
+
+class OpenSubforum(ForumTask, StateTask):
+    name, difficulty = "forum.open_subforum", 1
+
+    def setup(self) -> str:
+        self.sub = str(self.pick(sorted(SUBFORUMS)))
+        return f"Go to the {self.sub} forum."
+
+    def done(self, url: str) -> bool:
+        return path_of(url) == f"/f/{self.sub}"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click(f"f/{self.sub}", tag="a")]
+
+
+class OpenPost(ForumTask, StateTask):
+    name, difficulty = "forum.open_post", 2
+
+    def setup(self) -> str:
+        self.p = self.post()
+        return f"Open the post titled '{self.p['title']}' in f/{self.p['subforum']}."
+
+    def done(self, url: str) -> bool:
+        return path_of(url) == f"/post/{self.p['id']}"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return open_post(self.p)
+
+
+class Upvote(ForumTask, StateTask):
+    name, difficulty = "forum.upvote", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        return f"Upvote the post '{self.p['title']}' in f/{self.p['subforum']}."
+
+    def done(self, url: str) -> bool:
+        return self.vote(self.p["id"]) == 1
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), click("Upvote", tag="button")]
+
+
+class Downvote(ForumTask, StateTask):
+    name, difficulty = "forum.downvote", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        return f"Downvote the post '{self.p['title']}' in f/{self.p['subforum']}."
+
+    def done(self, url: str) -> bool:
+        return self.vote(self.p["id"]) == -1
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), click("Downvote", tag="button")]
+
+
+class RemoveVote(ForumTask, StateTask):
+    name, difficulty = "forum.remove_upvote", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        self.state.db.execute("INSERT INTO votes VALUES (?, 1)", (self.p["id"],))
+        self.state.db.commit()
+        return f"Take back my upvote on '{self.p['title']}' (leave no vote at all)."
+
+    def done(self, url: str) -> bool:
+        return self.vote(self.p["id"]) == 0
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), click("Upvote (voted)", tag="button")]
+
+
+class Comment(ForumTask, StateTask):
+    name, difficulty = "forum.comment", 5
+
+    def setup(self) -> str:
+        self.p = self.post()
+        self.text = str(self.pick(COMMENTS))
+        return f"Reply to the post '{self.p['title']}' with the comment \"{self.text}\"."
+
+    def done(self, url: str) -> bool:
+        rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
+        return any(r[0].strip() == self.text for r in rows)
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), fill("Comment", self.text), click("Post comment", tag="button")]
+
+
+class CreatePost(ForumTask, StateTask):
+    name, difficulty = "forum.create_post", 6
+
+    def setup(self) -> str:
+        self.sub = str(self.pick(sorted(SUBFORUMS)))
+        self.title = f"{self.pick(NEW_TITLES)} about {self.sub}"
+        self.body = str(self.pick(COMMENTS))
+        return f"Create a post in f/{self.sub} titled '{self.title}' with the text \"{self.body}\"."
+
+    def done(self, url: str) -> bool:
+        row = self.one(
+            "SELECT body FROM posts WHERE subforum=? AND author=? AND title=? AND deleted=0",
+            (self.sub, ME, self.title),
+        )
+        return row is not None and row[0].strip() == self.body
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            click(f"f/{self.sub}", tag="a"),
+            click("New post", tag="a"),
+            fill("Title", self.title),
+            fill("Body", self.body),
+            click("Create post", tag="button"),
+        ]
+
+
+class EditTitle(ForumTask, StateTask):
+    name, difficulty = "forum.edit_title", 6
+
+    def setup(self) -> str:
+        self.p = self.own_post()
+        self.new = f"{self.p['title']} (updated)"
+        return f"Rename my post '{self.p['title']}' to '{self.new}'."
+
+    def done(self, url: str) -> bool:
+        row = self.one("SELECT title FROM posts WHERE id=? AND deleted=0", (self.p["id"],))
+        return row is not None and row[0] == self.new
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            click("My profile", tag="a"),
+            click(self.p["title"], tag="a"),
+            click("Edit post", tag="a"),
+            fill("Title", self.new),
+            click("Save changes", tag="button"),
+        ]
+
+
+class DeletePost(ForumTask, StateTask):
+    name, difficulty = "forum.delete_post", 3
+
+    def setup(self) -> str:
+        self.p = self.own_post()
+        self.n_other = self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] - 1
+        return f"Delete my post '{self.p['title']}'."
+
+    def done(self, url: str) -> bool:
+        gone = self.one("SELECT deleted FROM posts WHERE id=?", (self.p["id"],))[0] == 1
+        return gone and self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] == self.n_other
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            click("My profile", tag="a"),
+            click(self.p["title"], tag="a"),
+            click("Delete post", tag="button"),
+        ]
+
+
+class Subscribe(ForumTask, StateTask):
+    name, difficulty = "forum.subscribe", 2
+
+    def setup(self) -> str:
+        self.sub = str(self.pick(sorted(SUBFORUMS)))
+        return f"Subscribe to the {self.sub} forum."
+
+    def done(self, url: str) -> bool:
+        return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.sub]
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click(f"f/{self.sub}", tag="a"), click("Subscribe", tag="button")]
+
+
+class Unsubscribe(ForumTask, StateTask):
+    name, difficulty = "forum.unsubscribe", 2
+
+    def setup(self) -> str:
+        subs = [str(s) for s in self.rng.choice(sorted(SUBFORUMS), size=2, replace=False)]
+        for s in subs:
+            self.state.db.execute("INSERT INTO subscriptions VALUES (?)", (s,))
+        self.state.db.commit()
+        self.sub, self.keep = subs
+        return f"Unsubscribe from the {self.sub} forum but stay subscribed to {self.keep}."
+
+    def done(self, url: str) -> bool:
+        return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.keep]
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click(f"f/{self.sub}", tag="a"), click("Unsubscribe", tag="button")]
+
+
+class EditBio(ForumTask, StateTask):
+    name, difficulty = "forum.edit_bio", 3
+
+    def setup(self) -> str:
+        self.bio = (
+            f"I like {self.pick(sorted(SUBFORUMS))} and {self.pick(['tea', 'hiking', 'jazz', 'chess'])}."
+        )
+        return f'Change my profile bio to "{self.bio}".'
+
+    def done(self, url: str) -> bool:
+        return self.one("SELECT bio FROM users WHERE name=?", (ME,))[0].strip() == self.bio
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click("My profile", tag="a"), fill("Bio", self.bio), click("Save bio", tag="button")]
+
+
+class OpenAuthorProfile(ForumTask, StateTask):
+    name, difficulty = "forum.open_author_profile", 3
+
+    def setup(self) -> str:
+        self.p = self.post("author != ?", (ME,))
+        return f"Open the profile of whoever wrote '{self.p['title']}'."
+
+    def done(self, url: str) -> bool:
+        return path_of(url) == f"/user/{self.p['author']}"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), click(self.p["author"], tag="a", after=self.p["title"])]
+
+
+class AuthorOf(ForumTask, AnswerTask):
+    name, difficulty = "forum.author_of", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        self.reference_answer = self.p["author"]
+        return f"Who wrote the post '{self.p['title']}'? Answer with the user name."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click(f"f/{self.p['subforum']}", tag="a"), Stop(self.reference_answer)]
+
+
+class CommentCount(ForumTask, AnswerTask):
+    name, difficulty = "forum.comment_count", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        n = self.one("SELECT COUNT(*) FROM comments WHERE post_id=?", (self.p["id"],))[0]
+        self.reference_answer = str(n)
+        return f"How many comments does '{self.p['title']}' have? Answer with a number."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), Stop(self.reference_answer)]
+
+
+class TopPost(ForumTask, AnswerTask):
+    name, difficulty = "forum.top_post", 3
+
+    def setup(self) -> str:
+        self.sub = str(self.pick(sorted(SUBFORUMS)))
+        row = self.one(
+            "SELECT title FROM posts WHERE subforum=? AND deleted=0 ORDER BY score DESC, id", (self.sub,)
+        )
+        self.reference_answer = row[0]
+        return f"Which post in f/{self.sub} has the highest score? Answer with its title."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click(f"f/{self.sub}", tag="a"), click("Top", tag="a"), Stop(self.reference_answer)]
+
+
+class ScoreOf(ForumTask, AnswerTask):
+    name, difficulty = "forum.score_of", 3
+
+    def setup(self) -> str:
+        self.p = self.post()
+        self.reference_answer = str(self.p["score"])
+        return f"How many points does the post '{self.p['title']}' have? Answer with a number."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), Stop(self.reference_answer)]
+
+
+class UserPostCount(ForumTask, AnswerTask):
+    name, difficulty = "forum.user_post_count", 2
+
+    def setup(self) -> str:
+        authors = [
+            r[0] for r in self.query("SELECT DISTINCT author FROM posts WHERE author != ? ORDER BY 1", (ME,))
+        ]
+        self.user = str(self.pick(authors))
+        n = self.one("SELECT COUNT(*) FROM posts WHERE author=? AND deleted=0", (self.user,))[0]
+        self.reference_answer = str(n)
+        self.p = self.post("author = ?", (self.user,))
+        return f"How many posts has {self.user} written? Answer with a number."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            *open_post(self.p),
+            click(self.user, tag="a", after=self.p["title"]),
+            Stop(self.reference_answer),
+        ]
+
+
+class UpvoteAllByUser(ForumTask, StateTask):
+    name, difficulty = "forum.upvote_all_by_user", 12
+
+    def setup(self) -> str:
+        rows = self.query(
+            "SELECT author, COUNT(*) AS n FROM posts WHERE author != ? AND deleted=0 GROUP BY author"
+            " HAVING n BETWEEN 2 AND 4 ORDER BY author",
+            (ME,),
+        )
+        self.user = str(self.pick(rows)["author"])
+        self.ids = [
+            r["id"]
+            for r in self.query("SELECT id FROM posts WHERE author=? AND deleted=0 ORDER BY id", (self.user,))
+        ]
+        return f"Upvote every post written by {self.user} (and nothing else)."
+
+    def done(self, url: str) -> bool:
+        votes = {r[0]: r[1] for r in self.query("SELECT post_id, value FROM votes")}
+        return votes == {i: 1 for i in self.ids}
+
+    def oracle_plan(self) -> list[PlanStep]:
+        titles = [self.one("SELECT title FROM posts WHERE id=?", (i,))[0] for i in self.ids]
+        steps: list[PlanStep] = []
+        p = self.one("SELECT * FROM posts WHERE id=?", (self.ids[0],))
+        steps += [*open_post(p), click(self.user, tag="a", after=p["title"])]
+        for title in titles:
+            steps += [
+                click(title, tag="a"),
+                click("Upvote", tag="button"),
+                click(self.user, tag="a", after=title),
+            ]
+        return steps[:-1]
+
+
+class CommentAndUpvote(ForumTask, StateTask):
+    name, difficulty = "forum.comment_and_upvote", 6
+
+    def setup(self) -> str:
+        self.p = self.post("author != ?", (ME,))
+        self.text = str(self.pick(COMMENTS))
+        return f"On '{self.p['title']}', upvote the post and comment \"{self.text}\"."
+
+    def done(self, url: str) -> bool:
+        rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
+        return self.vote(self.p["id"]) == 1 and any(r[0].strip() == self.text for r in rows)
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            *open_post(self.p),
+            click("Upvote", tag="button"),
+            fill("Comment", self.text),
+            click("Post comment", tag="button"),
+        ]
+
+
+class DeleteOthersPost(ForumTask, InfeasibleTask):
+    name, difficulty = "forum.infeasible_delete_other", 3
+
+    def setup(self) -> str:
+        self.p = self.post("author != ?", (ME,))
+        return f"Delete the post '{self.p['title']}' by {self.p['author']}."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*open_post(self.p), Stop(status="infeasible")]
+
+
+class MissingForum(ForumTask, InfeasibleTask):
+    name, difficulty = "forum.infeasible_missing_forum", 1
+
+    def setup(self) -> str:
+        return f"Post a question in the {self.pick(['astrology', 'crypto', 'knitting'])} forum."

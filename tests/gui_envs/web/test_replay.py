@@ -1,0 +1,26 @@
+"""Recorded GuiWeb episodes replay into a GIF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from agents import OracleAgent
+from agents.episode import run_episode
+from gui_envs.replay import main, trajectory_to_gif
+from gui_envs.web.env import GuiWebEnv
+
+
+def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
+    traj = run_episode(
+        web_env, OracleAgent(web_env), options={"task": "shop.calories", "seed": 0}, record_screenshots=True
+    )
+    assert traj.success
+    folder = traj.save(tmp_path / "runs")
+    assert len(list(folder.glob("step_*.png"))) == len(traj.steps)
+    gif = trajectory_to_gif(folder, tmp_path / "x.gif")
+    with Image.open(gif) as im:
+        assert im.n_frames == len(traj.steps)
+    assert main([str(folder), str(tmp_path / "y.gif")]) == 0
+    assert main([str(tmp_path), str(tmp_path / "z.gif")]) == 1  # not a trajectory folder: a message, no crash
