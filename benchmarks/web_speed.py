@@ -1,6 +1,6 @@
-"""How fast is GuiWeb? One process, one page, p50/p90 over repeated calls, printed as a table.
+"""How fast is GuiWeb? One process, one page, p50/p90 over repeated calls, printed as tables.
 
-Rows:
+First table (the bundled shop site, 1280x720):
 
 * raw Playwright floor: ``page.mouse.click`` + ``page.screenshot`` on a reused page (the least any
   screenshot-observing env can do per step), PNG and JPEG;
@@ -10,18 +10,50 @@ Rows:
 * GuiWeb warm ``reset``: restore SQLite state from the cached template and load the start page;
 * screenshot capture + decode per format, which is why JPEG is the default.
 
-Usage: ``python benchmarks/web_speed.py [--n 40]``
+Second table, the same MiniWoB task (``click-test``, miniwob 1.1's HTML) in GuiWeb and in BrowserGym, on the
+same machine in the same run, each env with its defaults:
+
+* raw Playwright floor on the task page (160x210, JPEG, GuiWeb's observation size and format);
+* GuiWeb ``step`` of ``GuiWeb-MiniWoB-click-test-v0``: a click on the instruction box (it never ends the
+  episode), with element extraction, screenshot and the page's reward read;
+* GuiWeb warm ``reset`` (new seed; the page is reused) and cold start (``gym.make`` + first ``reset``, which
+  launches Playwright and Chromium);
+* BrowserGym ``step`` and ``reset`` of ``browsergym/miniwob.click-test`` (see ``browsergym_probe.py``): its
+  default configuration, and a ``tuned`` one with its two fixed waits (``slow_mo``, ``pre_observation_delay``)
+  set to 0. Ratios are BrowserGym's time over GuiWeb's (step over step, reset over warm reset).
+
+BrowserGym pins ``playwright==1.44`` (guigym needs a newer one), so it is measured in its own interpreter, run
+as a subprocess after the in-process rows; both launch the same Chromium binary. Set it up once::
+
+    python -m venv .venv-browsergym
+    .venv-browsergym/bin/pip install browsergym-core==0.14.3 browsergym-miniwob==0.14.3
+
+No ``playwright install`` is needed: the probe points that Playwright at guigym's Chromium. Without
+``--browsergym-python`` (or when the probe fails) the table says BrowserGym was not measured, and why.
+
+Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50]
+[--browsergym-python .venv-browsergym/bin/python]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gui_envs.actions import Action
@@ -32,16 +64,52 @@ from gui_envs.web.session import SESSION_FLAGS
 from gui_envs.web.sites.base import Request, SiteState
 from gui_envs.web.sites.shop import ShopSite
 
+MINIWOB_TASK = "click-test"
+MINIWOB_ID = f"GuiWeb-MiniWoB-{MINIWOB_TASK}-v0"
+#: Centre of MiniWoB's instruction box (``#query``, the top 50 px of the 160x210 task area): a click there
+#: never ends a click-test episode, so every timed step is a step of a live episode.
+QUERY_POINT = (80, 25)
+PROBE = Path(__file__).with_name("browsergym_probe.py")
 
-def timed(fn: Callable[[], object], n: int, warmup: int = 3) -> list[float]:
+_progress: Progress | None = None
+
+
+@contextmanager
+def progress_bars() -> Iterator[Progress]:
+    """Progress bars (on stderr, cleared when done) for the timing loops."""
+    global _progress
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    with bars:
+        _progress = bars
+        try:
+            yield bars
+        finally:
+            _progress = None
+
+
+def timed(fn: Callable[[], object], n: int, warmup: int = 3, label: str = "") -> list[float]:
     """Milliseconds per call of ``fn`` over ``n`` calls, after ``warmup`` untimed ones."""
+    bar = _progress.add_task(label or "timing", total=warmup + n) if _progress else None
     for _ in range(warmup):
         fn()
+        if _progress and bar is not None:
+            _progress.advance(bar)
     out = []
     for _ in range(n):
         t0 = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t0) * 1000)
+        if _progress and bar is not None:
+            _progress.advance(bar)
+    if _progress and bar is not None:
+        _progress.remove_task(bar)
     return out
 
 
@@ -67,18 +135,23 @@ def raw_playwright(n: int) -> dict[str, list[float]]:
 
         page.route("**/*", route)
         page.goto("http://shop.guigym.test/")
-        out["raw: click + screenshot (png)"] = timed(
-            lambda: (page.mouse.click(1200, 700), page.screenshot(type="png")), n
-        )
-        out["raw: click + screenshot (jpeg)"] = timed(
-            lambda: (page.mouse.click(1200, 700), page.screenshot(type="jpeg", quality=90)), n
-        )
-        size = (1280, 720)
-        out["capture + decode png"] = timed(lambda: observation.decode(page.screenshot(type="png"), size), n)
-        out["capture + decode jpeg"] = timed(
-            lambda: observation.decode(page.screenshot(type="jpeg", quality=90), size), n
-        )
-        out["element extraction (evaluate)"] = timed(lambda: observation.extract(page), n)
+        rows: dict[str, Callable[[], object]] = {
+            "raw: click + screenshot (png)": lambda: (
+                page.mouse.click(1200, 700),
+                page.screenshot(type="png"),
+            ),
+            "raw: click + screenshot (jpeg)": lambda: (
+                page.mouse.click(1200, 700),
+                page.screenshot(type="jpeg", quality=90),
+            ),
+            "capture + decode png": lambda: observation.decode(page.screenshot(type="png"), (1280, 720)),
+            "capture + decode jpeg": lambda: observation.decode(
+                page.screenshot(type="jpeg", quality=90), (1280, 720)
+            ),
+            "element extraction (evaluate)": lambda: observation.extract(page),
+        }
+        for name, fn in rows.items():
+            out[name] = timed(fn, n, label=name)
         browser.close()
     return out
 
@@ -87,27 +160,273 @@ def guiweb(n: int) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     with GuiWebEnv(sites=("shop",), max_steps=10_000) as env:
         env.reset(options={"task": "shop.open_product", "seed": 0})
-        out["GuiWeb step (click, no navigation)"] = timed(lambda: env.step(Action.click(1200, 700)), n)
+        name = "GuiWeb step (click, no navigation)"
+        out[name] = timed(lambda: env.step(Action.click(1200, 700)), n, label=name)
         toggle = iter(range(10**9))
 
         def navigating_step() -> None:
             # alternate between two pages so each step is a real navigation
             env.step(Action.navigate("url", url="/cart" if next(toggle) % 2 else "/wishlist"))
 
-        out["GuiWeb step (navigate to a page)"] = timed(navigating_step, n)
+        name = "GuiWeb step (navigate to a page)"
+        out[name] = timed(navigating_step, n, label=name)
         seeds = iter(range(10**9))
-        out["GuiWeb warm reset (same seed)"] = timed(
-            lambda: env.reset(options={"task": "shop.open_product", "seed": 0}), n
-        )
-        out["GuiWeb warm reset (new task+seed)"] = timed(lambda: env.reset(seed=next(seeds) % 16), n)
+        name = "GuiWeb warm reset (same seed)"
+        out[name] = timed(lambda: env.reset(options={"task": "shop.open_product", "seed": 0}), n, label=name)
+        name = "GuiWeb warm reset (new task+seed)"
+        out[name] = timed(lambda: env.reset(seed=next(seeds) % 16), n, label=name)
     return out
+
+
+# ----- the MiniWoB comparison ---------------------------------------------------------------------------
+@dataclass
+class Row:
+    name: str
+    values: list[float]
+    #: key of the GuiWeb row this one is compared with ("" for none)
+    versus: str = ""
+
+
+@dataclass
+class Comparison:
+    rows: dict[str, Row] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    browsergym_error: str | None = None
+
+    def add(self, key: str, name: str, values: list[float], versus: str = "") -> None:
+        self.rows[key] = Row(name, values, versus)
+
+
+def miniwob_task_dir() -> Path:
+    from gui_envs.web.miniwob import miniwob_html_dir
+
+    return miniwob_html_dir() / "miniwob"
+
+
+def raw_miniwob(n: int, out: Comparison) -> None:
+    """The floor on the task page: click the instruction box + a JPEG screenshot, GuiWeb's viewport."""
+    from playwright.sync_api import sync_playwright
+
+    from gui_envs.web.miniwob import MINIWOB_ORIGIN, static_handler
+
+    handler = static_handler(miniwob_task_dir().parent)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), args=launch_args(SESSION_FLAGS))
+        page = browser.new_page(viewport={"width": 160, "height": 210})
+
+        def route(r: object) -> None:
+            req = r.request  # type: ignore[attr-defined]
+            resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
+            r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)  # type: ignore[attr-defined]
+
+        page.route("**/*", route)
+        page.goto(f"{MINIWOB_ORIGIN}/miniwob/{MINIWOB_TASK}.html")
+        name = "raw: click + screenshot (jpeg, 160x210)"
+        out.add(
+            "raw",
+            name,
+            timed(
+                lambda: (page.mouse.click(*QUERY_POINT), page.screenshot(type="jpeg", quality=90)),
+                n,
+                label=name,
+            ),
+        )
+        browser.close()
+
+
+def guiweb_miniwob(resets: int, steps: int, out: Comparison) -> None:
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make(MINIWOB_ID, max_steps=10_000)  # no truncation during the timed steps
+    try:
+        obs, _ = env.reset(options={"seed": 0})
+        errors, ended = [], []
+
+        def step() -> None:
+            _obs, _reward, terminated, truncated, info = env.step(Action.click(*QUERY_POINT))
+            errors.append(info["action_error"])
+            ended.append(terminated or truncated)
+
+        name = f"GuiWeb step ({MINIWOB_ID}, click)"
+        out.add("gw_step", name, timed(step, steps, label=name))
+        if any(errors) or any(ended):
+            out.notes.append(
+                f"warning: GuiWeb steps had {sum(map(bool, errors))} action errors, ended={any(ended)}"
+            )
+        seeds = iter(range(1, 10**9))
+        name = "GuiWeb warm reset (new seed)"
+        out.add("gw_reset", name, timed(lambda: env.reset(options={"seed": next(seeds)}), resets, label=name))
+        shape = obs["screenshot"].shape
+    finally:
+        env.close()
+
+    # gym.make builds no browser; the first reset launches Playwright's driver and Chromium. close() is not timed.
+    cold: list[float] = []
+
+    def cold_start() -> None:
+        fresh = gym.make(MINIWOB_ID)
+        try:
+            t0 = time.perf_counter()
+            fresh.reset(options={"seed": 0})
+            cold.append((time.perf_counter() - t0) * 1000)
+        finally:
+            fresh.close()
+
+    name = "GuiWeb cold start (first reset: launch + load)"
+    timed(cold_start, resets, warmup=1, label=name)
+    out.add("gw_cold", name, cold[1:])  # cold[0] is the warmup
+    out.notes.append(f"GuiWeb observation: {shape[1]}x{shape[0]} JPEG screenshot decoded + element list.")
+
+
+def browsergym(python: str | None, resets: int, steps: int, out: Comparison) -> None:
+    """Run ``browsergym_probe.py`` in BrowserGym's interpreter and add its rows (or say why not)."""
+    if not python:
+        out.browsergym_error = "not measured: no --browsergym-python given"
+        return
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        out.browsergym_error = f"not measured: interpreter {python!r} not found"
+        return
+    cmd = [
+        python,
+        str(PROBE),
+        "--chromium",
+        find_chromium(),
+        "--miniwob-url",
+        miniwob_task_dir().as_uri() + "/",
+        "--task",
+        MINIWOB_TASK,
+        "--resets",
+        str(resets),
+        "--steps",
+        str(steps),
+    ]
+    result = None
+    bars: dict[str, object] = {}
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        assert proc.stdout is not None
+        # a hung browser must not hang the benchmark: a generous limit (a healthy call takes seconds at most)
+        watchdog = threading.Timer(300 + 20 * (resets + steps), proc.kill)
+        watchdog.start()
+        for line in proc.stdout:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if event.get("event") == "result":
+                result = event
+            elif event.get("event") == "progress" and _progress is not None:
+                label = event["label"]
+                if label not in bars:
+                    for old in bars.values():
+                        _progress.remove_task(old)  # type: ignore[arg-type]
+                    bars.clear()
+                    bars[label] = _progress.add_task(label, total=event["total"])
+                _progress.update(bars[label], completed=event["done"])  # type: ignore[arg-type]
+        rc = proc.wait()
+        killed = watchdog.finished.is_set()  # set once the timer fired (before cancel() sets it too)
+        watchdog.cancel()
+        if _progress is not None:
+            for bar in bars.values():
+                _progress.remove_task(bar)  # type: ignore[arg-type]
+        err.seek(0)
+        # the end of the traceback, without the ^^^ marker lines
+        stderr_tail = [ln.strip() for ln in err.read().splitlines() if ln.strip(" ^~")][-2:]
+    if rc != 0 or result is None:
+        why = "was killed after hanging" if killed else f"exited with status {rc}"
+        out.browsergym_error = f"not measured: the probe {why}: " + " | ".join(stderr_tail)
+        return
+    versions = ", ".join(f"{k} {v}" for k, v in result["versions"].items())
+    for config, data in result["configs"].items():
+        label = "defaults" if config == "default" else "slow_mo=0, pre_observation_delay=0"
+        out.add(
+            f"bg_step_{config}", f"BrowserGym step ({label}, {data['action']})", data["step_ms"], "gw_step"
+        )
+        out.add(f"bg_reset_{config}", f"BrowserGym reset ({label})", data["reset_ms"], "gw_reset")
+        if data["action_errors"] or data["episode_ended_during_steps"]:
+            out.notes.append(
+                f"warning: BrowserGym {config} steps had {data['action_errors']} action errors "
+                f"({data['first_action_error']}), ended={data['episode_ended_during_steps']}"
+            )
+    shape = result["configs"].get("default", next(iter(result["configs"].values())))["screenshot_shape"]
+    out.notes.append(
+        f"BrowserGym ({versions}, Python {result['python']}): MiniWoB HTML from the same miniwob package via "
+        f"file://, Chromium {result['chromium']} behind Playwright's chromium-{result['playwright_chromium_revision']} "
+        f"path; observation: {shape[1]}x{shape[0]} screenshot + DOM snapshot + accessibility tree. Every "
+        "reset relaunches its task and chat browsers."
+    )
+
+
+def comparison_table(cmp: Comparison, resets: int, steps: int) -> Table:
+    table = Table(
+        title=f"MiniWoB {MINIWOB_TASK}: GuiWeb vs BrowserGym, same task, machine and run "
+        f"(steps n={steps}, resets n={resets}; ms)"
+    )
+    for col in ("measurement", "n", "p50", "p90", "p50 ÷ GuiWeb p50", "p90 ÷ GuiWeb p90"):
+        table.add_column(col, justify="left" if col == "measurement" else "right")
+    for row in cmp.rows.values():
+        base = cmp.rows.get(row.versus)
+        r50 = f"{pct(row.values, 50) / pct(base.values, 50):.1f}x" if base else ""
+        r90 = f"{pct(row.values, 90) / pct(base.values, 90):.1f}x" if base else ""
+        table.add_row(
+            row.name,
+            str(len(row.values)),
+            f"{pct(row.values, 50):.1f}",
+            f"{pct(row.values, 90):.1f}",
+            r50,
+            r90,
+        )
+    if cmp.browsergym_error:
+        table.add_row(f"BrowserGym step / reset: {cmp.browsergym_error}", "", "-", "-", "-", "-")
+    return table
+
+
+def summary(cmp: Comparison) -> list[str]:
+    """The ratios in words, and the issue's target."""
+    p50 = {key: pct(row.values, 50) for key, row in cmp.rows.items()}
+    lines = ["Ratios: BrowserGym steps over GuiWeb's step, BrowserGym resets over GuiWeb's warm reset."]
+    if "raw" in p50 and "gw_step" in p50:
+        lines.append(
+            f"GuiWeb MiniWoB step p50 / raw floor on the task page p50: {p50['gw_step'] / p50['raw']:.2f}x."
+        )
+    if "gw_cold" in p50 and "bg_reset_default" in p50:
+        lines.append(
+            "BrowserGym reset (defaults, relaunches its browsers) / GuiWeb cold start (also launches) p50: "
+            f"{p50['bg_reset_default'] / p50['gw_cold']:.2f}x."
+        )
+    target = "Target (GuiWeb step >= 5x faster than BrowserGym's defaults, p50):"
+    if "gw_step" not in p50 or "bg_step_default" not in p50:
+        return [*lines, f"{target} not checked, BrowserGym not measured."]
+    ratio = p50["bg_step_default"] / p50["gw_step"]
+    return [*lines, f"{target} {'met' if ratio >= 5 else 'NOT met'}, {ratio:.1f}x."]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=40, help="timed calls per row")
+    parser.add_argument("--n", type=int, default=40, help="timed calls per row of the shop table")
+    parser.add_argument("--steps", type=int, default=50, help="timed steps per env in the MiniWoB comparison")
+    parser.add_argument(
+        "--resets", type=int, default=20, help="timed resets per env in the MiniWoB comparison"
+    )
+    parser.add_argument(
+        "--browsergym-python",
+        help="Python of a venv with browsergym-core and browsergym-miniwob (e.g. .venv-browsergym/bin/python)",
+    )
     args = parser.parse_args()
-    rows = {**raw_playwright(args.n), **guiweb(args.n)}
+    cmp = Comparison()
+    with progress_bars():
+        rows = {**raw_playwright(args.n), **guiweb(args.n)}
+        try:
+            raw_miniwob(args.steps, cmp)
+            guiweb_miniwob(args.resets, args.steps, cmp)
+        except ImportError as exc:  # the miniwob extra is missing
+            cmp.notes.append(f"MiniWoB comparison skipped: {exc}")
+        if "gw_step" in cmp.rows:  # BrowserGym runs last, alone, after every in-process row
+            browsergym(args.browsergym_python, args.resets, args.steps, cmp)
+        elif cmp.browsergym_error is None:
+            cmp.browsergym_error = "not measured: GuiWeb's MiniWoB env did not run"
     floor = statistics.median(rows["raw: click + screenshot (png)"])
     table = Table(title=f"GuiWeb speed, one process, one page, n={args.n} (ms)")
     for col in ("measurement", "p50", "p90", "p50 / raw png floor"):
@@ -116,7 +435,12 @@ def main() -> None:
         table.add_row(
             name, f"{pct(values, 50):.1f}", f"{pct(values, 90):.1f}", f"{pct(values, 50) / floor:.2f}x"
         )
-    Console().print(table)
+    console = Console(width=None if sys.stdout.isatty() else 150)  # no wrapping when piped to a file
+    console.print(table)
+    console.print(comparison_table(cmp, args.resets, args.steps))
+    for note in [*cmp.notes, *summary(cmp)]:
+        console.print(note, soft_wrap=True)
+    console.print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", soft_wrap=True)
 
 
 if __name__ == "__main__":

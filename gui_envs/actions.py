@@ -523,3 +523,37 @@ def format_gui_r1(actions: Action | list[Action] | tuple[Action, ...], think: st
     answer = json.dumps([a.to_gui_r1() for a in seq], ensure_ascii=False)
     prefix = f"<think>{think}</think>" if think is not None else ""
     return f"{prefix}<answer>{answer}</answer>"
+
+
+def coerce_action(action: Any, allow_point: bool = False) -> tuple[Action | None, str | None]:
+    """The :class:`Action` that whatever an env's ``step`` received stands for, or why there is none.
+
+    Accepts an ``Action``, a dict (plain JSON form), text or bytes (plain JSON or GUI-R1, through
+    :func:`parse_action_text`) and, with ``allow_point``, a length-2 array ``(x, y)`` in screenshot pixels,
+    read as a click (the ``Box`` action of the grounding envs). Never raises: envs turn the message into
+    ``info["action_error"]``.
+
+    >>> coerce_action('{"type": "click", "point": [3, 4]}')[0] == Action.click(3, 4)
+    True
+    >>> coerce_action("not an action")[1].startswith("malformed action (no_json)")
+    True
+    """
+    if isinstance(action, Action):
+        return action, None
+    if action is None:
+        return None, "no action (the model output did not parse)"
+    try:
+        if isinstance(action, Mapping):
+            return Action.from_dict(action), None
+        if isinstance(action, str | bytes):
+            text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
+            result = parse_action_text(text)
+            if result.error is not None:
+                return None, f"malformed action ({result.error.code}): {result.error.message}"
+            return result.actions[0], None
+        if allow_point and hasattr(action, "__len__"):
+            x, y = (float(v) for v in action)
+            return Action.click(x, y), None
+    except (InvalidActionError, TypeError, ValueError) as exc:
+        return None, f"malformed action: {exc}"
+    return None, f"unsupported action type {type(action).__name__}; pass an Action, a dict or text"

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, parse_action_text
+from gui_envs.actions import Action, coerce_action
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
 from gui_envs.offline.scoring import score_step
@@ -158,7 +158,7 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._episode is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        pred, error = _as_action(action)
+        pred, error = coerce_action(action)
         step = self._episode.steps[self._index]
         size = (int(self._shot.shape[1]), int(self._shot.shape[0]))  # type: ignore[union-attr]
         result = score_step(pred, step.action, step.bbox, size)
@@ -230,20 +230,3 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
             if self._shot is None
             else (int(self._shot.shape[1]), int(self._shot.shape[0])),
         }
-
-
-def _as_action(action: Any) -> tuple[Action | None, str | None]:
-    if isinstance(action, Action):
-        return action, None
-    if isinstance(action, dict):
-        try:
-            return Action.from_dict(action), None
-        except (ValueError, TypeError) as exc:
-            return None, str(exc)
-    if action is None:
-        return None, "no action (the output did not parse)"
-    result = parse_action_text(action)
-    if result.ok:
-        return result.action, None
-    assert result.error is not None
-    return None, f"{result.error.code}: {result.error.message}"

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, InvalidActionError, parse_action_text
+from gui_envs.actions import Action, coerce_action
 from gui_envs.web import executor, observation
 from gui_envs.web.observation import CHARSET, PageView
 from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHandles
@@ -244,24 +244,6 @@ def install_routing(
     handles.context.route("**/*", route)
     handles.context.route_web_socket(re.compile(".*"), websocket)
     handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
-
-
-def coerce_action(action: Any) -> tuple[Action | None, str | None]:
-    """An :class:`Action` from what ``step`` received (Action, dict, JSON or GUI-R1 text), or an error."""
-    if isinstance(action, Action):
-        return action, None
-    try:
-        if isinstance(action, dict):
-            return Action.from_dict(action), None
-        if isinstance(action, str | bytes):
-            text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
-            result = parse_action_text(text)
-            if result.error is not None:
-                return None, f"malformed action ({result.error.code}): {result.error.message}"
-            return result.actions[0], None
-    except InvalidActionError as exc:
-        return None, f"malformed action: {exc}"
-    return None, f"unsupported action type {type(action).__name__}; pass an Action, a dict or text"
 
 
 class GuiWebEnv(WebEnvBase):

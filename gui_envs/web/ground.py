@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action
+from gui_envs.actions import Action, coerce_action
 from gui_envs.web import observation
-from gui_envs.web.env import MAX_TEXT, WebEnvBase, coerce_action
+from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.observation import CHARSET
 from gui_envs.web.sites.base import Request, Response, SiteState
 from gui_envs.web.tasks import SITES

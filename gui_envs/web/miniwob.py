@@ -16,7 +16,8 @@ from typing import Any
 
 from gymnasium import spaces
 
-from gui_envs.web.env import MAX_TEXT, WebEnvBase, coerce_action
+from gui_envs.actions import coerce_action
+from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 from gui_envs.web.observation import CHARSET
 from gui_envs.web.session import SessionHandles

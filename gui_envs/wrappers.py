@@ -1,0 +1,495 @@
+"""Reward wrappers: SSL sweet-spot tiers and the baselines SSL is compared with (seed 000).
+
+Each wrapper replaces the env's reward with one reward family, reading what the env puts in ``info``; the
+formulas live in :mod:`rewards` and are only called here. Switch families with one argument:
+
+>>> import gymnasium as gym
+>>> import gui_envs
+>>> env = with_reward(gym.make("Maze-v0", size=3, layout_seed=0), "ssl")
+>>> _ = env.reset(seed=0)
+>>> _, reward, *_, info = env.step(env.unwrapped.oracle_action())
+>>> reward, info["binary_reward"], info["sweet_spot"]  # R = C + 0.2 * S_hat with S_hat = 1 (every block right)
+(1.2, 1.0, 1.0)
+
+## What each step is graded on
+
+The wrapper recognises three kinds of env from their ``info``:
+
+* **GUI** (the info of reset or of the previous step holds ``"target_bbox"``): the step is graded as one
+  grounding step against that box, ``(x1, y1, x2, y2)`` in screenshot pixels. The box is the target of the
+  *next* action, so the wrapper remembers it from reset / the previous step. The action's location is what is
+  graded: its ``point`` (pixels), or the centre of its ``element_id``'s bbox in ``obs["elements"]``; a Box
+  ``(x, y)`` pixel action counts as a click. Actions without a location (``stop``, ``press``, ...), and
+  malformed actions, score as misses. The contract carries no target action type, so the type is not graded.
+  A step whose remembered box is ``None`` (the oracle's next action targets nothing) is **not graded**: the
+  env's reward passes through and the log keys are ``None``.
+* **Grid answer** (``"submission_grid"`` in the step info: Maze answer mode, Sudoku, ARC): the submitted grid
+  against ``"solution_grid"``. A missing (unparseable) submission scores 0. ARC tasks with ``n`` test inputs
+  weight each answer by ``1 / n``, as the env does.
+* **Maze navigate** (``"progress"`` in the info): graded once per trajectory at the episode's last step
+  (terminated or truncated); every earlier step earns 0. See :class:`SweetSpotReward` for the choices.
+
+Any other step is not graded (env reward passes through).
+
+## Info keys (every step)
+
+* ``"binary_reward"``: ``C`` in {0, 1}, the SSL App. B.4 verifier: click inside the box (GUI), the env's
+  ``"success"`` (grids, navigate). The same value under every wrapper, so runs can be compared on it.
+* ``"proximity"``: the raw SSL proximity in [0, 1]: the Gaussian field ``phi(p; B)`` (GUI), the blockwise
+  score (grids), the trajectory's shortest-path progress so far (navigate).
+* ``"sweet_spot"``: its tier ``S_hat`` in [0, 1] with this wrapper's ``zones`` / ``zone_value`` (grids: the
+  blockwise score, whose block values are already tiered, App. B.2).
+* ``"env_reward"``: the env's own reward; ``"reward_mode"``: ``"gui"``, ``"grid"``, ``"navigate"`` or
+  ``None`` (not graded); ``"reward_error"`` when the env's target box is malformed (the step is not graded).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import ArrayLike
+
+from gui_envs.actions import Action, coerce_action
+from gui_envs.grid.arc import ArcEnv
+from gui_envs.grid.maze import MazeEnv
+from gui_envs.grid.sudoku import SudokuEnv
+from rewards.baselines import cell_match_fraction, gaussian_point_reward, gui_r1_reward
+from rewards.geometry import InvalidBoxError, as_box, box_center
+from rewards.ssl import (
+    ZoneValue,
+    arc_blockwise_score,
+    blockwise_score,
+    discretise,
+    ssl_reward,
+    step_correct,
+    step_proximity,
+    sudoku_blockwise_score,
+    zone_boundaries,
+)
+from rewards.steps import StepPrediction, StepTarget
+
+Point = tuple[float, float]
+RewardMode = Literal["gui", "grid", "navigate"]
+TrajectoryProximity = Literal["final", "mean"]
+#: A grid is scored the way SSL App. B.2 scores its task; other grid envs get the resampling form, which
+#: equals the plain blockwise score whenever the shapes already agree.
+GRID_SCORES: dict[type, Callable[[ArrayLike, ArrayLike], float]] = {
+    MazeEnv: blockwise_score,
+    SudokuEnv: sudoku_blockwise_score,
+    ArcEnv: arc_blockwise_score,
+}
+#: Every graded step is a grounding step against this target (see the module docstring).
+_GROUNDING = "click"
+
+
+class RewardConfigError(ValueError):
+    """A reward wrapper was configured with a value it cannot use; the message says what to pass."""
+
+
+class UnknownRewardError(RewardConfigError):
+    """:func:`with_reward` got a name it does not know; the message lists the known names."""
+
+
+@dataclass(frozen=True)
+class StepEvidence:
+    """What one env step tells a reward wrapper (units: pixels for points and boxes).
+
+    Attributes:
+        mode: which kind of step this is; ``None`` when it is not graded.
+        correct: binary verifier ``C`` in {0, 1}.
+        proximity: SSL proximity in [0, 1] (see the module docstring).
+        sweet_spot: its tier ``S_hat`` in [0, 1].
+        done: the episode ended at this step.
+        env_reward: the env's own reward.
+        weight: the env's weight of this answer (``1 / n`` for an ARC task with ``n`` test inputs, else 1).
+        point: GUI: where the action pointed, ``(x, y)`` pixels, or ``None``.
+        prediction: GUI: the action as a grounding prediction; ``None`` when it is malformed.
+        box: GUI: the remembered target box ``(x1, y1, x2, y2)`` pixels.
+        submission: grids: the submitted grid, ``None`` when unparseable.
+        solution: grids: the reference grid.
+    """
+
+    mode: RewardMode | None
+    correct: float = 0.0
+    proximity: float = 0.0
+    sweet_spot: float = 0.0
+    done: bool = False
+    env_reward: float = 0.0
+    weight: float = 1.0
+    point: Point | None = None
+    prediction: StepPrediction | None = None
+    box: tuple[float, float, float, float] | None = None
+    submission: Any = None
+    solution: Any = None
+
+
+class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
+    """Base class: gathers a :class:`StepEvidence` each step; subclasses turn it into a reward (:meth:`shape`).
+
+    Args:
+        env: a guigym env (or any env that follows the info contract in the module docstring).
+        zones: number of sweet-spot zones ``K`` (App. B.1; the paper uses 2-8, default 4).
+        zone_value: ``"lower"`` (zone ``k`` is worth ``tau_k``, as printed in section 3.3) or ``"upper"``
+            (worth ``tau_{k-1}``); see :func:`rewards.ssl.discretise`.
+        edge_sigmas: GUI: the box half-size in Gaussian standard deviations; default ``zones - 1`` (see
+            :func:`rewards.ssl.gaussian_field`).
+        trajectory: navigate: how step progress becomes the trajectory proximity ``S``: ``"final"``
+            (progress at the last step, default) or ``"mean"`` (Eq. 3, the mean over the steps).
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        *,
+        zones: int = 4,
+        zone_value: ZoneValue = "lower",
+        edge_sigmas: float | None = None,
+        trajectory: TrajectoryProximity = "final",
+    ) -> None:
+        # Recorded so that gym.make(env.spec) can rebuild the wrapped env (check_env's determinism check).
+        gym.utils.RecordConstructorArgs.__init__(
+            self, zones=zones, zone_value=zone_value, edge_sigmas=edge_sigmas, trajectory=trajectory
+        )
+        super().__init__(env)
+        try:
+            zone_boundaries(zones)
+        except ValueError as exc:
+            raise RewardConfigError(f"zones={zones!r}: {exc}") from None
+        if zone_value not in ("lower", "upper"):
+            raise RewardConfigError(f"zone_value={zone_value!r} is unknown; use 'lower' or 'upper'")
+        if edge_sigmas is not None and not edge_sigmas > 0:
+            raise RewardConfigError(f"edge_sigmas={edge_sigmas!r} must be positive, or None for zones - 1")
+        if trajectory not in ("final", "mean"):
+            raise RewardConfigError(f"trajectory={trajectory!r} is unknown; use 'final' or 'mean'")
+        self.zones, self.zone_value, self.edge_sigmas = int(zones), zone_value, edge_sigmas
+        self.trajectory = trajectory
+        self._grid_score = next(
+            (f for cls, f in GRID_SCORES.items() if isinstance(env.unwrapped, cls)), arc_blockwise_score
+        )
+        self._last_obs: Any = None
+        self._last_info: Mapping[str, Any] = {}
+        self._progress: list[float] = []
+
+    # ----- the one method subclasses write ------------------------------------------------------------
+    def shape(self, ev: StepEvidence) -> float:
+        """The reward of a graded step."""
+        raise NotImplementedError
+
+    # ----- gymnasium API ------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._last_obs, self._last_info, self._progress = obs, info, []
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        obs, env_reward, terminated, truncated, info = self.env.step(action)
+        info = dict(info)
+        try:
+            ev = self._evidence(action, info, float(env_reward), bool(terminated or truncated))
+        except InvalidBoxError as exc:  # the env's box is malformed: an env bug, never the agent's
+            ev, info["reward_error"] = StepEvidence(None, env_reward=float(env_reward)), str(exc)
+        reward = ev.env_reward if ev.mode is None else float(self.shape(ev))
+        graded = ev.mode is not None
+        info.update(
+            env_reward=ev.env_reward,
+            reward_mode=ev.mode,
+            binary_reward=ev.correct if graded else None,
+            proximity=ev.proximity if graded else None,
+            sweet_spot=ev.sweet_spot if graded else None,
+        )
+        self._last_obs, self._last_info = obs, info
+        return obs, reward, terminated, truncated, info
+
+    # ----- evidence -----------------------------------------------------------------------------------
+    def _tier(self, score: float) -> float:
+        return float(discretise(score, self.zones, self.zone_value))
+
+    def _evidence(self, action: Any, info: Mapping[str, Any], env_reward: float, done: bool) -> StepEvidence:
+        if "target_bbox" in self._last_info:
+            raw_box = self._last_info["target_bbox"]
+            if raw_box is None:
+                return StepEvidence(None, env_reward=env_reward)
+            return self._gui_evidence(action, raw_box, env_reward, done)
+        if "progress" in info:
+            return self._navigate_evidence(info, env_reward, done)
+        if "submission_grid" in info and info.get("solution_grid") is not None:
+            return self._grid_evidence(info, env_reward, done)
+        return StepEvidence(None, env_reward=env_reward)
+
+    def _gui_evidence(self, action: Any, raw_box: Any, env_reward: float, done: bool) -> StepEvidence:
+        # SSL section 3.3 / App. B.1 (phi) and App. B.4 "GUI Grounding" (C = click inside B).
+        x1, y1, x2, y2 = (float(v) for v in as_box(raw_box))
+        box = (x1, y1, x2, y2)
+        act = as_action(action)
+        point = action_point(act, self._last_obs) if act is not None else None
+        if point is not None:
+            pred: StepPrediction | None = StepPrediction(_GROUNDING, point=point)
+        else:
+            pred = StepPrediction(act.type, text=act.text) if act is not None else None
+        target = StepTarget(_GROUNDING, box=box)
+        phi = step_proximity(target, pred, n_zones=self.zones, edge_sigmas=self.edge_sigmas)
+        return StepEvidence(
+            "gui",
+            correct=float(step_correct(target, pred)),
+            proximity=phi,
+            sweet_spot=self._tier(phi),
+            done=done,
+            env_reward=env_reward,
+            point=point,
+            prediction=pred,
+            box=box,
+        )
+
+    def _grid_evidence(self, info: Mapping[str, Any], env_reward: float, done: bool) -> StepEvidence:
+        # SSL section 3.3 "Blockwise Sweet-Spot Construction", App. B.2; C from the env's App. B.4 verifier.
+        submission, solution = info["submission_grid"], info["solution_grid"]
+        score = 0.0
+        if submission is not None:
+            try:
+                score = float(self._grid_score(submission, solution))
+            except ValueError:  # a grid of the wrong shape (Sudoku) is as wrong as no grid
+                score = 0.0
+        num_test = self._last_obs.get("num_test") if isinstance(self._last_obs, Mapping) else None
+        return StepEvidence(
+            "grid",
+            correct=float(bool(info.get("success", False))),
+            proximity=score,
+            sweet_spot=score,
+            done=done,
+            env_reward=env_reward,
+            weight=1.0 / int(num_test) if num_test else 1.0,
+            submission=submission,
+            solution=solution,
+        )
+
+    def _navigate_evidence(self, info: Mapping[str, Any], env_reward: float, done: bool) -> StepEvidence:
+        # Proximity = progress along the shortest path (issue 3, section 6); S(tau) per ``trajectory``.
+        self._progress.append(float(info["progress"]))
+        s = self._progress[-1] if self.trajectory == "final" else float(np.mean(self._progress))
+        return StepEvidence(
+            "navigate",
+            correct=float(bool(info.get("success", False))),
+            proximity=s,
+            sweet_spot=self._tier(s),
+            done=done,
+            env_reward=env_reward,
+        )
+
+
+class SweetSpotReward(ProximityRewardWrapper):
+    """SSL reward ``R_SSL = C + alpha * S_hat`` (seed 000, section 3.2 Eq. 1; alpha = 0.2 as in section 4.1).
+
+    Unitless; ``C`` in {0, 1} and ``S_hat`` in [0, 1], so ``R`` is in ``[0, 1 + alpha]`` (times the ARC
+    answer weight ``1 / n``).
+
+    * GUI: ``C = 1[p in B]``, ``S_hat`` the zone of ``phi(p; B)`` (App. B.1). A click at the box centre earns
+      ``1 + alpha * tau_1 = 1 + 0.2 * exp(-1/2)`` with ``zone_value="lower"``, ``1 + alpha`` with
+      ``"upper"``; a click outside the box earns 0 (``phi = 0`` outside, correctness first).
+    * Grids: ``C`` the env's verifier, ``S_hat`` the blockwise score (App. B.2; Sudoku by subgrid, ARC after
+      nearest-neighbour resampling to the reference's size).
+    * Maze navigate, chosen here (the paper trains no step-wise maze agent):
+
+      - **when**: once per trajectory, at its last step (terminated or truncated), as the paper's
+        trajectory-level ``R(tau) = C(tau) + alpha * S_hat(tau)``; earlier steps earn 0. A per-step form
+        would turn the tiers into a dense progress reward, which section 3.3 ("Sweet-Spot Shaping vs. Dense
+        Rewards") sets SSL apart from.
+      - **C**: binary success (1 on reaching the goal), the paper's ``C(tau)``, not MiniGrid's
+        ``1 - 0.9 * steps / max_steps`` that the env pays; so SSL and :class:`BinaryReward` differ only by
+        ``alpha * S_hat`` (the RL discount already favours short paths).
+      - **S**: with ``trajectory="final"`` the shortest-path progress at the last step (the final state
+        judged against the goal, as an answer is judged against the solution; Markov in the last state),
+        with ``"mean"`` Eq. 3's mean over the steps. ``S_hat`` tiers ``S`` with ``tau_k = exp(-k^2 / 2)``
+        like a GUI score: with K = 4 and ``"lower"``, progress above 0.61 earns ``alpha * 0.61``, above 0.14
+        earns ``alpha * 0.14``, above 0.011 ``alpha * 0.011``.
+
+    Args:
+        env: the env to wrap.
+        alpha: weight of the sweet-spot term (> 0; the paper sweeps 0.1-0.5).
+        zones: ``K``; zone_value, edge_sigmas, trajectory: see :class:`ProximityRewardWrapper`.
+    """
+
+    def __init__(
+        self,
+        env: gym.Env[Any, Any],
+        alpha: float = 0.2,
+        zones: int = 4,
+        zone_value: ZoneValue = "lower",
+        *,
+        edge_sigmas: float | None = None,
+        trajectory: TrajectoryProximity = "final",
+    ) -> None:
+        if not (isinstance(alpha, int | float) and alpha > 0):
+            raise RewardConfigError(f"alpha={alpha!r} must be a positive number (the paper uses 0.1-0.5)")
+        super().__init__(
+            env, zones=zones, zone_value=zone_value, edge_sigmas=edge_sigmas, trajectory=trajectory
+        )
+        self.alpha = float(alpha)
+        gym.utils.RecordConstructorArgs.__init__(
+            self,
+            alpha=alpha,
+            zones=zones,
+            zone_value=zone_value,
+            edge_sigmas=edge_sigmas,
+            trajectory=trajectory,
+        )
+
+    def shape(self, ev: StepEvidence) -> float:
+        if ev.mode == "navigate" and not ev.done:
+            return 0.0
+        return ev.weight * float(ssl_reward(ev.correct, ev.sweet_spot, self.alpha))
+
+
+class BinaryReward(ProximityRewardWrapper):
+    """SSL's "RL-binary" baseline (seed 000, section 4.1).
+
+    * GUI: GUI-R1 style ``0.8 * accuracy + 0.2 * format`` (seed 001, App. A.3 / F.2;
+      :func:`rewards.baselines.gui_r1_reward`): accuracy is the located action inside the box (no
+      ground-truth point is given, so the 140 px radius does not apply); a well-formed action without a
+      location earns the format term 0.2; a malformed action 0.
+    * Grids: ``C`` (the env's verifier), times the ARC answer weight.
+    * Maze navigate: ``C``, i.e. 1.0 on the step that reaches the goal and 0 otherwise.
+
+    Unitless, in [0, 1]. Keyword arguments (zones, ...) only set the logged ``"sweet_spot"`` tier.
+    """
+
+    def shape(self, ev: StepEvidence) -> float:
+        if ev.mode == "gui":
+            assert ev.box is not None  # every GUI evidence carries its box
+            return gui_r1_reward(ev.prediction, StepTarget(_GROUNDING, box=ev.box))
+        return ev.weight * ev.correct
+
+
+class ContinuousReward(ProximityRewardWrapper):
+    """SSL's "RL-continuous" baseline (seed 000, section 4.1 and section 4.2 "Complex Reasoning").
+
+    * GUI: GUI-G2-style Gaussian point reward ``exp(-d^2 / 2)`` with ``sigma = sigma_frac * (a, b)``, not cut
+      at the box edge (:func:`rewards.baselines.gaussian_point_reward`); 0 for an action without a location.
+    * Grids: the cell-level match fraction (:func:`rewards.baselines.cell_match_fraction`), times the ARC
+      answer weight; 0 for a missing grid.
+    * Maze navigate: the untiered trajectory proximity ``S`` (progress, 1 at the goal) at the last step.
+
+    Unitless, in [0, 1].
+
+    Args:
+        env: the env to wrap.
+        sigma_frac: GUI: standard deviation per axis as a fraction of the box half-size.
+        **kwargs: zones, zone_value, edge_sigmas, trajectory (see :class:`ProximityRewardWrapper`).
+    """
+
+    def __init__(self, env: gym.Env[Any, Any], sigma_frac: float = 1.0, **kwargs: Any) -> None:
+        if not (isinstance(sigma_frac, int | float) and sigma_frac > 0):
+            raise RewardConfigError(f"sigma_frac={sigma_frac!r} must be a positive number")
+        super().__init__(env, **kwargs)
+        self.sigma_frac = float(sigma_frac)
+        gym.utils.RecordConstructorArgs.__init__(self, sigma_frac=sigma_frac, **kwargs)
+
+    def shape(self, ev: StepEvidence) -> float:
+        if ev.mode == "gui":
+            if ev.point is None:
+                return 0.0
+            return float(gaussian_point_reward(ev.point, ev.box, self.sigma_frac))
+        if ev.mode == "grid":
+            if ev.submission is None:
+                return 0.0
+            return ev.weight * cell_match_fraction(ev.submission, ev.solution)
+        return ev.proximity if ev.done else 0.0
+
+
+#: The names :func:`with_reward` knows. ``"env"`` keeps the env's own reward (no wrapper).
+REWARDS: dict[str, type[ProximityRewardWrapper] | None] = {
+    "ssl": SweetSpotReward,
+    "sweet_spot": SweetSpotReward,
+    "binary": BinaryReward,
+    "continuous": ContinuousReward,
+    "env": None,
+}
+
+
+def with_reward(env: gym.Env[Any, Any], reward: str = "ssl", **kwargs: Any) -> gym.Env[Any, Any]:
+    """Wrap ``env`` in the reward family ``reward`` (a name in :data:`REWARDS`); ``kwargs`` go to the wrapper.
+
+    >>> import gymnasium as gym
+    >>> import gui_envs
+    >>> type(with_reward(gym.make("Sudoku-v0"), "binary")).__name__
+    'BinaryReward'
+
+    Raises:
+        UnknownRewardError: for an unknown name, with the closest known names.
+    """
+    key = reward.strip().lower().replace("-", "_") if isinstance(reward, str) else reward
+    if key not in REWARDS:
+        close = difflib.get_close_matches(str(reward), list(REWARDS), n=2)
+        hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+        raise UnknownRewardError(f"unknown reward {reward!r}; choose one of {sorted(REWARDS)}.{hint}")
+    cls = REWARDS[key]
+    if cls is None:
+        if kwargs:
+            raise RewardConfigError(f"reward='env' keeps the env's reward and takes no options, got {kwargs}")
+        return env
+    return cls(env, **kwargs)
+
+
+# ----- actions ---------------------------------------------------------------------------------------------
+
+
+def as_action(action: Any) -> Action | None:
+    """The :class:`~gui_envs.actions.Action` that ``action`` stands for, or ``None`` when it is malformed.
+
+    Accepts an Action, a dict (Action JSON), text (JSON or GUI-R1, via
+    :func:`~gui_envs.actions.parse_action_text`) and a Box point ``(x, y)`` in pixels (a click). Never raises.
+
+    >>> as_action(np.array([12.0, 40.0]))
+    Action(type='click', point=(12.0, 40.0), element_id=None, text=None, direction=None, amount=None, end_point=None, key=None, app=None, target=None, url=None, duration=None, answer=None, status=None)
+    >>> as_action("not an action") is None
+    True
+    """
+    return coerce_action(action, allow_point=True)[0]
+
+
+def action_point(action: Action, observation: Any) -> Point | None:
+    """Where ``action`` points, in pixels: its ``point``, else the centre of its element's bbox, else ``None``.
+
+    The element is looked up in ``observation["elements"]`` (a JSON list, or a list of dicts, each with
+    ``"id"`` and ``"bbox"`` in pixels).
+    """
+    if action.point is not None:
+        return action.point
+    if action.element_id is None or not isinstance(observation, Mapping):
+        return None
+    elements = observation.get("elements")
+    if isinstance(elements, str):
+        try:
+            elements = json.loads(elements)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(elements, list):
+        return None
+    for element in elements:
+        if isinstance(element, Mapping) and str(element.get("id")) == action.element_id:
+            try:
+                cx, cy = box_center(element.get("bbox"))
+            except (InvalidBoxError, TypeError, ValueError):
+                return None
+            return (float(cx), float(cy))
+    return None
+
+
+__all__ = [
+    "REWARDS",
+    "BinaryReward",
+    "ContinuousReward",
+    "ProximityRewardWrapper",
+    "RewardConfigError",
+    "StepEvidence",
+    "SweetSpotReward",
+    "UnknownRewardError",
+    "action_point",
+    "as_action",
+    "with_reward",
+]
