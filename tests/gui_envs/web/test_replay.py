@@ -24,3 +24,23 @@ def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
         assert im.n_frames == len(traj.steps)
     assert main([str(folder), str(tmp_path / "y.gif")]) == 0
     assert main([str(tmp_path), str(tmp_path / "z.gif")]) == 1  # not a trajectory folder: a message, no crash
+
+
+def test_cli_records_oracle_episodes_with_screenshots(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gui_envs.trajectory import load_trajectories
+    from guigym.cli import app
+
+    out = tmp_path / "x"
+    result = CliRunner().invoke(
+        app, ["run", "GuiWeb-v0", "--agent", "oracle", "--episodes", "5", "--record", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    trajs = load_trajectories(out, load_images=True)
+    assert len(trajs) == 5
+    for traj in trajs:
+        assert traj.success is True
+        assert traj.steps and all(
+            step.screenshot is not None and step.screenshot.any() for step in traj.steps
+        )
