@@ -65,4 +65,31 @@ for _task in MINIWOB_TASKS:
         kwargs={"task": _task},
     )
 
+# ----- android (simulated phone in Chromium, or a device via uiautomator2; `pip install guigym[android,web]`) ----
+register_env(
+    "GuiAndroid-v0",
+    "gui_envs.android.env:GuiAndroidEnv",
+    "Phone tasks on 7 bundled apps (simulated 1080x2400 phone in Chromium; backend='uiautomator2', serial=... for a device), judged from app SQLite state.",
+)
+for _app, _what in (
+    ("Launcher", "home screen: open apps from the grid or 'Search apps, web and more'"),
+    ("Clock", "alarms, world clock, timer, stopwatch"),
+    ("Expenses", "accounts incl. 'Pro Expense'; add, edit, delete expenses"),
+    ("Recipes", "search, favourites, details, missing recipes (infeasible)"),
+    ("Contacts", "create, edit, star, delete, look up contacts"),
+    ("Settings", "Wi-Fi, Bluetooth, airplane mode, dark theme, brightness, About phone"),
+    ("Notes", "notes and a to-do list (long press to delete)"),
+):
+    register_env(
+        f"GuiAndroid-{_app}-v0",
+        "gui_envs.android.env:GuiAndroidEnv",
+        f"GuiAndroid tasks in the {_app} app only ({_what}).",
+        kwargs={"apps": (_app.lower(),)},
+    )
+register_env(
+    "GuiAndroidGround-v0",
+    "gui_envs.android.ground:GuiAndroidGroundEnv",
+    "One-step grounding on simulated phone screens: 'Tap <description>', reward 1 inside the target bbox.",
+)
+
 __all__ = ["ENV_DESCRIPTIONS", "guigym_env_ids", "register_env", "__version__"]

@@ -20,6 +20,7 @@ DEMO_ENVS: list[tuple[str, str, dict[str, Any]]] = [
     ("Sudoku, 50 blanks", "Sudoku-v0", {}),
     ("ARC, procedural", "Arc-v0", {}),
     ("Web: shop/forum/classifieds tasks in Chromium", "GuiWeb-v0", {"max_steps": 15}),
+    ("Android: simulated phone, 7 bundled apps", "GuiAndroid-v0", {"max_steps": 15}),
 ]
 
 

@@ -1,0 +1,1 @@
+"""Android environments: device backends (uiautomator2, the simulated phone), hierarchy parsing, phone apps."""

@@ -1,0 +1,162 @@
+"""Settings: Wi-Fi, airplane mode, Bluetooth, dark theme, brightness, and About phone; with a settings search.
+
+State: ``settings(key, value)`` (``wifi``, ``airplane``, ``bluetooth``, ``dark_mode``, ``adaptive``: ``0``/``1``;
+``brightness``: 0-100), ``searches``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, switch
+from gui_envs.web.sites.base import Request, Response, Router, e
+
+#: Searchable entries: (title, summary, page).
+ENTRIES: tuple[tuple[str, str, str], ...] = (
+    ("Network & internet", "Wi-Fi, airplane mode", "/network"),
+    ("Wi-Fi", "Network & internet", "/network"),
+    ("Airplane mode", "Network & internet", "/network"),
+    ("Connected devices", "Bluetooth", "/devices"),
+    ("Bluetooth", "Connected devices", "/devices"),
+    ("Display", "Dark theme, brightness", "/display"),
+    ("Dark theme", "Display", "/display"),
+    ("Brightness level", "Display", "/display"),
+    ("About phone", "Model, Android version", "/about"),
+)
+MODEL = "Pixel 8 (simulated)"
+ANDROID_VERSION = "14"
+
+
+class Settings(PhoneApp):
+    host = "settings.phone"
+    title = "Settings"
+    package = "com.guigym.settings"
+    label = "Settings"
+    accent = "#5f6368"
+    glyph = "\u2699"
+    aliases = ("setting", "preferences", "system settings")
+    activities = (
+        ("/", ".Settings"),
+        ("/network", ".Settings$NetworkDashboardActivity"),
+        ("/devices", ".Settings$ConnectedDeviceDashboardActivity"),
+        ("/display", ".Settings$DisplaySettingsActivity"),
+        ("/about", ".Settings$MyDeviceInfoActivity"),
+        ("/search", ".SearchActivity"),
+    )
+    router = Router()
+    schema = "CREATE TABLE settings (key TEXT PRIMARY KEY, value INTEGER);" + SEARCHES_SCHEMA
+
+    def seed(self, db: sqlite3.Connection, rng: np.random.Generator) -> None:
+        for key in ("wifi", "bluetooth", "dark_mode", "adaptive"):
+            db.execute("INSERT INTO settings VALUES (?, ?)", (key, int(rng.random() < 0.5)))
+        db.execute("INSERT INTO settings VALUES ('airplane', 0)")
+        db.execute("INSERT INTO settings VALUES ('brightness', ?)", (int(rng.integers(3, 8)) * 10,))
+
+
+def value(db: sqlite3.Connection, key: str) -> int:
+    """One setting's value."""
+    return int(db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()[0])
+
+
+def _set(db: sqlite3.Connection, req: Request, *keys: str) -> None:
+    for key in keys:
+        if key in req.form:
+            db.execute(
+                "UPDATE settings SET value = ? WHERE key = ?", (int(req.form_lists[key][-1] == "1"), key)
+            )
+
+
+@Settings.router.get("/")
+def _home(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    rows = "".join(
+        row_link(page, title, summary, rid="dashboard_tile")
+        for title, summary, page in ENTRIES
+        if title in ("Network & internet", "Connected devices", "Display", "About phone")
+    )
+    return site.screen("Settings", search_form("/search", "Search settings") + rows)
+
+
+@Settings.router.get("/search")
+def _search(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    query = req.arg("q")
+    hits = [x for x in ENTRIES if query and query.lower() in x[0].lower()]
+    site.log_search(db, query, len(hits))
+    rows = "".join(row_link(page, title, summary, rid="search_result") for title, summary, page in hits)
+    empty = f'<p class="empty" id="no_results">No results for \u201c{e(query)}\u201d</p>'
+    return site.screen(
+        "Search settings", search_form("/search", "Search settings", query) + (rows or empty), up="/"
+    )
+
+
+@Settings.router.get("/network")
+def _network(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    body = switch("/network", "wifi", "Wi-Fi", bool(value(db, "wifi"))) + switch(
+        "/network", "airplane", "Airplane mode", bool(value(db, "airplane"))
+    )
+    return site.screen("Network & internet", body, up="/")
+
+
+@Settings.router.post("/network")
+def _network_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    _set(db, req, "wifi", "airplane")
+    return Response.redirect("/network")
+
+
+@Settings.router.get("/devices")
+def _devices(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    return site.screen(
+        "Connected devices",
+        switch("/devices", "bluetooth", "Bluetooth", bool(value(db, "bluetooth"))),
+        up="/",
+    )
+
+
+@Settings.router.post("/devices")
+def _devices_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    _set(db, req, "bluetooth")
+    return Response.redirect("/devices")
+
+
+@Settings.router.get("/display")
+def _display(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    level = value(db, "brightness")
+    slider = (
+        '<form method="post" action="/display/brightness"><h2>Brightness level</h2>'
+        f'<input type="range" min="0" max="100" step="1" name="brightness" value="{level}" id="brightness" '
+        'aria-label="Brightness level" data-autosubmit style="width:100%;margin:14px 0;height:28px"></form>'
+    )
+    body = (
+        switch("/display", "dark_mode", "Dark theme", bool(value(db, "dark_mode")))
+        + switch("/display", "adaptive", "Adaptive brightness", bool(value(db, "adaptive")))
+        + slider
+    )
+    return site.screen("Display", body, up="/")
+
+
+@Settings.router.post("/display")
+def _display_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    _set(db, req, "dark_mode", "adaptive")
+    return Response.redirect("/display")
+
+
+@Settings.router.post("/display/brightness")
+def _brightness(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    level = max(0, min(100, int(req.arg("brightness") or "0")))
+    db.execute("UPDATE settings SET value = ? WHERE key = 'brightness'", (level,))
+    return Response.redirect("/display")
+
+
+@Settings.router.get("/about")
+def _about(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    rows = "".join(
+        f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{e(k)}</span>'
+        f'<span class="s" id="{e(rid)}">{e(v)}</span></span></div>'
+        for k, v, rid in (
+            ("Device name", MODEL, "device_name"),
+            ("Android version", ANDROID_VERSION, "android_version"),
+            ("Build number", "UQ1A.240105.004", "build_number"),
+        )
+    )
+    return site.screen("About phone", rows, up="/")

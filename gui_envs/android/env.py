@@ -1,0 +1,504 @@
+"""``GuiAndroid-v0``: phone tasks on the simulated phone (or a real device), judged from app databases."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gui_envs.actions import POINTER_TYPES, Action, coerce_action
+from gui_envs.android.backend import DeviceBackend, DeviceTimeoutError
+from gui_envs.android.hierarchy import UIElement, parse_hierarchy
+from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
+from gui_envs.android.tasks.base import PlanStep
+from gui_envs.web.observation import CHARSET, clean_text
+
+logger = logging.getLogger(__name__)
+
+MAX_ELEMENTS_CHARS = 100_000
+MAX_TEXT = 4096
+#: Task pools by app name (``GuiAndroid-<App>-v0``).
+APP_NAMES: tuple[str, ...] = ("launcher", "clock", "expenses", "recipes", "contacts", "settings", "notes")
+
+
+class UnknownTaskError(KeyError):
+    """``options["task"]`` (or ``tasks=``) names no phone task; the message lists close matches."""
+
+
+def make_backend(backend: str | DeviceBackend, serial: str | None, **kwargs: Any) -> DeviceBackend:
+    """Build the device backend an env runs on.
+
+    Args:
+        backend: ``"simulated"`` (default), ``"uiautomator2"``, or a ready :class:`DeviceBackend`.
+        serial: the device serial for ``"uiautomator2"`` (``emulator-5554``, ``192.168.1.7:5555``).
+        **kwargs: passed to the backend's constructor.
+    """
+    if isinstance(backend, DeviceBackend):
+        return backend
+    if backend == "simulated":
+        from gui_envs.android.simulated import SimulatedPhone
+
+        return SimulatedPhone(**kwargs)
+    if backend == "uiautomator2":
+        from gui_envs.android.uiautomator2_backend import UiAutomator2Backend
+
+        if not serial:
+            raise ValueError("backend='uiautomator2' needs serial=..., for example serial='emulator-5554'")
+        return UiAutomator2Backend(serial, **kwargs)
+    raise ValueError(f"backend must be 'simulated', 'uiautomator2' or a DeviceBackend, got {backend!r}")
+
+
+class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
+    """Device plumbing shared by the phone envs: the backend, observation, and action execution.
+
+    Pixels: the backend works in **device pixels** (1080 x 2400 by default); the observation's screenshot is
+    the screen scaled by ``screenshot_scale`` (**screenshot pixels**; 360 x 800 by default), and every
+    coordinate an agent sends or reads (action points, element bboxes, ``target_bbox``) is in screenshot
+    pixels. Device = screenshot / ``screenshot_scale``.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        backend: str | DeviceBackend = "simulated",
+        serial: str | None = None,
+        screenshot_scale: float = 1 / 3,
+        headless: bool = True,
+        timeout_s: float = 10.0,
+        render_mode: str | None = None,
+        screenshots: bool = True,
+    ) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if not 0 < screenshot_scale <= 1:
+            raise ValueError(f"screenshot_scale must be in (0, 1], got {screenshot_scale!r}")
+        kwargs: dict[str, Any] = {}
+        if backend == "simulated":
+            kwargs = {"headless": headless, "timeout_s": timeout_s}
+        elif backend == "uiautomator2":
+            kwargs = {"timeout_s": timeout_s}
+        self.backend = make_backend(backend, serial, **kwargs)
+        self.simulated = hasattr(self.backend, "restore")
+        self.scale = float(screenshot_scale)
+        self.render_mode = render_mode
+        # Text-only agents read ``elements`` alone; skipping the capture saves about 40 ms a step.
+        self.screenshots = bool(screenshots)
+        dw, dh = self.backend.window_size()
+        self.screen = (round(dw * self.scale), round(dh * self.scale))
+        self._elements: list[UIElement] = []
+        self._frame = np.zeros((self.screen[1], self.screen[0], 3), np.uint8)
+        self._app = ("", "")
+
+    # ----- observation ------------------------------------------------------------------------------------
+    def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
+        width, height = self.screen
+        return {
+            "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
+            "elements": spaces.Text(MAX_ELEMENTS_CHARS, min_length=0, charset=CHARSET),
+            "instruction": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
+            "app": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
+            "activity": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
+        }
+
+    def _observe(self) -> None:
+        """Read the screen: hierarchy (elements), screenshot, foreground app."""
+        self._elements = parse_hierarchy(self.backend.hierarchy())
+        self._app = self.backend.app_current()
+        if not self.screenshots:
+            return
+        frame = self.backend.screenshot(self.scale)
+        if frame.shape[:2] != (self.screen[1], self.screen[0]):
+            fixed = np.zeros((self.screen[1], self.screen[0], 3), np.uint8)
+            h, w = min(frame.shape[0], self.screen[1]), min(frame.shape[1], self.screen[0])
+            fixed[:h, :w] = frame[:h, :w]
+            frame = fixed
+        self._frame = frame
+
+    def public_elements(self) -> list[dict[str, Any]]:
+        """The observation's element list (bboxes in screenshot pixels)."""
+        out = []
+        for el in self._elements:
+            item = el.public(self.scale)
+            for key in ("text", "value", "content_desc", "resource_id", "class", "package", "role"):
+                item[key] = clean_text(str(item[key]))
+            out.append(item)
+        return out
+
+    def _base_obs(self, instruction: str) -> dict[str, Any]:
+        elements = self.public_elements()
+        text = json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
+        while len(text) > MAX_ELEMENTS_CHARS and elements:
+            elements = elements[: len(elements) * 9 // 10]
+            text = json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
+        return {
+            "screenshot": self._frame.copy(),  # callers may keep or modify it
+            "elements": text,
+            "instruction": clean_text(instruction)[:MAX_TEXT],
+            "app": clean_text(self._app[0])[:MAX_TEXT],
+            "activity": clean_text(self._app[1])[:MAX_TEXT],
+        }
+
+    def element(self, element_id: str) -> UIElement | None:
+        for el in self._elements:
+            if el.id == element_id:
+                return el
+        return None
+
+    # ----- actions ------------------------------------------------------------------------------------------
+    def _device_point(self, action: Action) -> tuple[tuple[float, float] | None, str | None]:
+        """The action's target in device pixels, or an error."""
+        if action.element_id is not None:
+            el = self.element(action.element_id)
+            if el is None:
+                return None, f"no element with id {action.element_id!r} on the current screen"
+            return el.center, None
+        if action.point is None:
+            return None, None
+        x, y = action.point
+        width, height = self.screen
+        if not (0 <= x < width and 0 <= y < height):
+            return None, f"point ({x:.0f}, {y:.0f}) is outside the {width}x{height} screenshot"
+        return (x / self.scale, y / self.scale), None
+
+    def act(self, action: Action) -> str | None:
+        """Perform ``action`` and observe the result; returns why the action was a no-op, or ``None``.
+
+        A device call that times out becomes the action's error (the screen is observed again); any other
+        :class:`~gui_envs.android.backend.DeviceError` (a disconnect, a crash) propagates.
+        """
+        try:
+            error = self._execute(action)
+        except DeviceTimeoutError as exc:
+            error = f"the action timed out: {exc}"
+        self._observe()
+        return error
+
+    def element_at(self, x: float, y: float) -> UIElement | None:
+        """The smallest element whose bbox holds the device-pixel point ``(x, y)`` (the one a tap hits)."""
+        hits = [el for el in self._elements if el.bbox[0] <= x < el.bbox[2] and el.bbox[1] <= y < el.bbox[3]]
+        return min(hits, key=lambda el: (el.bbox[2] - el.bbox[0]) * (el.bbox[3] - el.bbox[1]), default=None)
+
+    def _execute(self, action: Action) -> str | None:
+        """Perform ``action`` on the device; return why it was a no-op, or ``None``."""
+        b = self.backend
+        point, error = self._device_point(action)
+        if error is not None:
+            return error
+        t = action.type
+        dw, dh = b.window_size()
+        if t in POINTER_TYPES:
+            assert point is not None  # the Action validator guarantees a point or an element
+            if t == "click":
+                b.click(*point)
+            elif t == "double_click":
+                b.click(*point)
+                b.click(*point)
+            elif t == "long_press":
+                b.long_click(*point, duration=action.duration if action.duration is not None else 0.8)
+            else:
+                return f"{t} does not exist on a touch screen; use click or long_press"
+        elif t == "type":
+            if point is not None:
+                target = self.element_at(*point)
+                if target is None or not target.editable:
+                    return "the target is not a text field; type needs an EditText (or no target: the focused field)"
+                b.click(*point)
+                if not b.send_keys(action.text or "", clear=True):
+                    return "the text field did not take focus"
+            elif not b.send_keys(action.text or ""):
+                return "no text field has focus; click one first or give a point / element_id"
+        elif t == "scroll":
+            cx, cy = point if point is not None else (dw / 2, dh / 2)
+            amount = action.amount / self.scale if action.amount is not None else 0.5 * dh
+            dx, dy = {"up": (0, -amount), "down": (0, amount), "left": (-amount, 0), "right": (amount, 0)}[
+                action.direction or "down"
+            ]
+            # Scrolling the view down is a finger moving up: start below the centre, end above it.
+            b.swipe(cx + dx / 2, cy + dy / 2, cx - dx / 2, cy - dy / 2, 0.3)
+        elif t == "swipe":
+            assert action.point is not None
+            x1, y1 = action.point[0] / self.scale, action.point[1] / self.scale
+            if action.end_point is not None:
+                x2, y2 = action.end_point[0] / self.scale, action.end_point[1] / self.scale
+            else:
+                dist = 0.4 * dh
+                ddx, ddy = {"up": (0, -dist), "down": (0, dist), "left": (-dist, 0), "right": (dist, 0)}[
+                    action.direction or "up"
+                ]
+                x2, y2 = x1 + ddx, y1 + ddy
+            b.swipe(x1, y1, x2, y2, action.duration if action.duration is not None else 0.3)
+        elif t == "press":
+            key = (action.key or "").lower()
+            if key not in ("enter", "return"):
+                return f"the phone has no key {action.key!r}; press 'enter', or navigate back/home"
+            b.press("enter")
+        elif t == "navigate":
+            if action.target not in ("back", "home"):
+                return f"navigate({action.target!r}) does not apply to a phone; use back or home"
+            b.press(action.target)
+        elif t == "open_app":
+            package, error = self.resolve_app(action.app or "")
+            if error is not None:
+                return error
+            assert package is not None
+            b.app_start(package)
+        elif t == "wait":
+            if not self.simulated:  # the simulated phone's clock stands still; waiting changes nothing
+                time.sleep(min(action.duration if action.duration is not None else 1.0, 5.0))
+        return None
+
+    def resolve_app(self, name: str) -> tuple[str | None, str | None]:
+        """``open_app`` by name: an app's label, package, or alias (case-insensitive) -> its package."""
+        apps = self.backend.installed_apps()
+        want = name.strip().lower()
+        by_name = {label.lower(): pkg for label, pkg in apps.items()}
+        by_name.update({pkg.lower(): pkg for pkg in apps.values()})
+        for pkg, app in getattr(self.backend, "apps", {}).items():
+            for alias in getattr(app, "aliases", ()):
+                by_name.setdefault(alias.lower(), pkg)
+        if want in by_name:
+            return by_name[want], None
+        if not apps and "." in want:  # a device that does not list its apps: trust a package name
+            return name.strip(), None
+        close = difflib.get_close_matches(want, list(by_name), n=3, cutoff=0.75)
+        if len(close) >= 1 and difflib.SequenceMatcher(None, want, close[0]).ratio() >= 0.85:
+            return by_name[close[0]], None
+        return None, f"no app named {name!r}; installed: {', '.join(sorted(apps))}"
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
+        return self._frame.copy() if self.render_mode == "rgb_array" else None
+
+    def close(self) -> None:
+        backend = getattr(self, "backend", None)
+        if backend is not None:
+            backend.close()
+        super().close()
+
+    def __del__(self) -> None:
+        backend = getattr(self, "backend", None)
+        if backend is not None:
+            try:
+                backend.close()
+            except Exception:  # noqa: BLE001 - interpreter shutdown; the session's finalizer also runs
+                pass
+
+
+class GuiAndroidEnv(PhoneEnvBase):
+    """Phone tasks on bundled Android-style apps: the simulated phone by default, or a real device.
+
+    The simulated phone (:class:`~gui_envs.android.simulated.SimulatedPhone`) renders seven bundled apps
+    (Launcher, Clock, Expenses, Recipes, Contacts, Settings, Notes) in Chromium at 1080 x 2400 device pixels and
+    answers the same :class:`~gui_envs.android.backend.DeviceBackend` interface as a device, so it works inside a
+    running asyncio loop and from any thread. With ``backend="uiautomator2", serial=...`` the env drives a
+    device or emulator; the bundled tasks read the simulated apps' databases, so on a device the env runs the
+    free-form ``instruction`` you give and cannot judge it (reward 0, ``success`` False).
+
+    **Observation** (``spaces.Dict``):
+
+    * ``screenshot``: ``Box(0, 255, (H, W, 3), uint8)``, the screen at ``screenshot_scale`` (default 1/3:
+      ``W, H = 360, 800`` screenshot pixels for a 1080 x 2400 device);
+    * ``elements``: ``Text``, a JSON list parsed from the uiautomator hierarchy
+      (:func:`~gui_envs.android.hierarchy.parse_hierarchy`), each ``{"id", "role", "text", "value", "bbox":
+      [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package"}``;
+    * ``instruction``, ``app`` (foreground package) and ``activity``: ``Text``; ``step``: ``Discrete(max_steps + 1)``.
+
+    **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
+    :class:`~gui_envs.actions.Action` objects and dicts. The AITZ / AndroidControl / AndroidWorld action set maps
+    onto the shared schema: ``click`` (point or ``element_id``), ``long_press``, ``scroll`` (direction; view
+    moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
+    tap it and replace its text; without: type into the focused field), ``press`` ``enter``, ``navigate``
+    ``back`` / ``home``, ``open_app`` (label, alias or package), ``wait``, and ``stop`` (status ``success`` or
+    ``infeasible``, optional ``answer``). Points are screenshot pixels.
+
+    **Reward**: the task's score in [0, 1] when the episode ends, else 0; an action that is malformed, off
+    screen or impossible costs ``invalid_action_penalty`` and is a no-op (``info["action_error"]`` says why).
+    Success is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do;
+    infeasible tasks pass only when the agent searched (the app's search log) before
+    ``stop(status="infeasible")``.
+
+    **Episode end**: ``terminated`` on ``stop``, or when a state task's goal holds; ``truncated`` after
+    ``max_steps`` steps. A device failure raises :class:`~gui_envs.android.backend.DeviceError`; for the
+    simulated phone the next ``reset`` relaunches Chromium.
+
+    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``reference_answer``,
+    ``action_error``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next, for reward
+    shaping; ``None`` when its next action has no target), ``oracle_error``, ``app``, ``activity``.
+
+    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
+    drawn from the pool. The task seed fixes the apps' content and the task's parameters. A warm reset restores
+    every app database from a cached seeded template (SQLite backup) and goes to the home screen.
+
+    Version history: v0, initial release.
+
+    Args:
+        apps: app names whose tasks form the pool (see :data:`APP_NAMES`).
+        tasks: explicit template names (overrides ``apps``).
+        max_steps: truncation limit in steps.
+        invalid_action_penalty: subtracted from the reward for an action that was a no-op by mistake.
+        instruction: the free-form instruction for a real device (ignored on the simulated phone).
+        backend: ``"simulated"``, ``"uiautomator2"`` or a :class:`DeviceBackend`.
+        serial: device serial for ``"uiautomator2"``.
+        screenshot_scale: screenshot pixels per device pixel, in (0, 1].
+        headless: run Chromium headless (simulated phone).
+        timeout_s: per-operation device timeout in seconds.
+        render_mode: ``None`` or ``"rgb_array"``.
+        screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
+    """
+
+    def __init__(
+        self,
+        apps: Sequence[str] = APP_NAMES,
+        tasks: Sequence[str] | None = None,
+        max_steps: int = 30,
+        invalid_action_penalty: float = 0.01,
+        instruction: str = "",
+        **kwargs: Any,
+    ) -> None:
+        unknown = [a for a in apps if a not in APP_NAMES]
+        if unknown:
+            raise ValueError(f"unknown apps {unknown}; choose from {list(APP_NAMES)}")
+        super().__init__(**kwargs)
+        packages = {f"com.guigym.{a}" for a in apps}
+        names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.app in packages)
+        for n in names:
+            check_task(n)
+        if not names:
+            raise ValueError("the task pool is empty")
+        self.task_names, self.free_instruction = names, instruction
+        self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
+        self.observation_space = spaces.Dict(
+            {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
+        )
+        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.task: AndroidTask | None = None
+        self.task_seed = 0
+        self.actions: list[Action] = []
+        self._steps = 0
+        self._plan: list[PlanStep] = []
+        self._plan_index = 0
+        self._pending: tuple[Action, int, list[int] | None] | None = None
+        self._oracle_error: str | None = None
+        self._was_reset = False
+
+    # ----- gymnasium API -------------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        name = options.get("task")
+        cls = (
+            check_task(name)
+            if name is not None
+            else TASKS[self.task_names[int(self.np_random.integers(len(self.task_names)))]]
+        )
+        task_seed = options.get("seed")
+        self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
+        self.actions, self._steps, self._pending, self._oracle_error = [], 0, None, None
+        if self.simulated:
+            self.backend.restore(self.task_seed)  # type: ignore[attr-defined]
+            self.task = cls(self._state(), np.random.default_rng([self.task_seed, 11]))
+            self._plan, self._plan_index = self.task.oracle_plan(), 0
+        else:
+            self.task = None
+            self.backend.press("home")
+        self._observe()
+        self._was_reset = True
+        return self._obs(), self._info(None, 0.0)
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if not self._was_reset:
+            raise RuntimeError("call reset() before step()")
+        self._steps += 1
+        parsed, error = coerce_action(action)
+        pending, self._pending = self._pending, None
+        if parsed is not None:
+            self.actions.append(parsed)
+            if parsed.type != "stop":
+                error = self.act(parsed)
+        if pending is not None and parsed == pending[0] and error is None:
+            self._plan_index = pending[1]
+        stop = parsed is not None and parsed.type == "stop"
+        reward = -self.invalid_action_penalty if error else 0.0
+        score = self.task.evaluate(self._state(), self.actions) if self.task is not None else 0.0
+        done = self.task is not None and not self.task.requires_stop and self.task.is_done(self._state())
+        terminated = stop or done
+        if terminated:
+            reward += score
+        truncated = not terminated and self._steps >= self.max_steps
+        return self._obs(), float(reward), terminated, truncated, self._info(error, score)
+
+    def oracle_action(self) -> Action:
+        """The next action of the task's oracle plan, resolved on the current screen.
+
+        Calling it does not advance the plan; taking the returned action in ``step`` does.
+        """
+        return self._peek()[0]
+
+    # ----- internals ------------------------------------------------------------------------------------------
+    def _state(self) -> PhoneState:
+        return PhoneState(
+            apps=getattr(self.backend, "states", {}), package=self._app[0], activity=self._app[1]
+        )
+
+    def _peek(self) -> tuple[Action, int, list[int] | None]:
+        if self._pending is not None:
+            return self._pending
+        index = self._plan_index
+        bbox = None
+        if self.task is None or index >= len(self._plan):
+            action = Action.stop()
+        else:
+            step = self._plan[index]
+            try:
+                action, advance = step(self._elements, self.scale, self.screen)
+                target = step.target(self._elements) if action.type != "scroll" else None
+                if target is not None:
+                    bbox = [round(v * self.scale) for v in target.bbox]
+                index += int(advance)
+            except OracleError as exc:
+                self._oracle_error = str(exc)
+                logger.warning("%s: %s", self.task.name, exc)
+                action = Action.stop(status="failure")
+        self._pending = (action, index, bbox)
+        return self._pending
+
+    def _obs(self) -> dict[str, Any]:
+        instruction = self.task.instruction if self.task is not None else self.free_instruction
+        obs = self._base_obs(instruction)
+        obs["step"] = min(self._steps, self.max_steps)
+        return obs
+
+    def _info(self, error: str | None, score: float) -> dict[str, Any]:
+        task = self.task
+        return {
+            "task": task.name if task is not None else None,
+            "task_seed": self.task_seed,
+            "instruction": task.instruction if task is not None else self.free_instruction,
+            "success": score >= 1.0,
+            "score": float(score),
+            "reference_answer": task.reference_answer if task is not None else None,
+            "action_error": error,
+            "target_bbox": self._peek()[2],
+            "oracle_error": self._oracle_error,
+            "app": self._app[0],
+            "activity": self._app[1],
+        }
+
+
+def check_task(name: str) -> type[AndroidTask]:
+    """The template called ``name``; raises :class:`UnknownTaskError` with close matches otherwise."""
+    if name in TASKS:
+        return TASKS[name]
+    close = difflib.get_close_matches(name, list(TASKS), n=3, cutoff=0.4)
+    hint = f" Did you mean {', '.join(close)}?" if close else f" Known tasks: {', '.join(sorted(TASKS))}."
+    raise UnknownTaskError(f"unknown phone task {name!r}.{hint}")

@@ -1,0 +1,349 @@
+"""The phone-task API: a template with seeded parameters, a judge that reads app databases, an oracle plan.
+
+A task is a small subclass of one of three bases, as in the web family:
+
+* :class:`StateTask`: success is :meth:`StateTask.done`, a predicate over the apps' SQLite state (and the
+  foreground app). The episode ends as soon as it holds, or when the agent stops (then it is judged as is).
+* :class:`AnswerTask`: information retrieval; ``stop(answer=...)`` must match :attr:`reference_answer`.
+* :class:`InfeasibleTask`: the request cannot be done (CORE, Fig. 7). Only looking first and then
+  ``stop(status="infeasible")`` passes: the judge reads the app's ``searches`` table, so an agent that
+  gives up without searching fails.
+
+Oracle plans are lists of :class:`PlanStep`. Each step looks at the current element list (parsed from the
+hierarchy) and returns a concrete :class:`~gui_envs.actions.Action` in screenshot pixels, scrolling first when
+its target is not on screen.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gui_envs.actions import Action
+from gui_envs.android.hierarchy import UIElement
+from gui_envs.web.sites.base import SiteState
+from gui_envs.web.tasks.base import answers_match
+
+#: Every task template by name; filled by subclassing.
+TASKS: dict[str, type[AndroidTask]] = {}
+
+
+@dataclass
+class PhoneState:
+    """What a judge reads: each app's database and the foreground app.
+
+    Attributes:
+        apps: live app state by package (``state.db(package)`` gives the SQLite connection).
+        package: the foreground package.
+        activity: the foreground activity.
+    """
+
+    apps: dict[str, SiteState]
+    package: str = ""
+    activity: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def db(self, package: str) -> sqlite3.Connection:
+        return self.apps[package].db
+
+    def rows(self, package: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self.db(package).execute(sql, tuple(params))]
+
+    def one(self, package: str, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        row = self.db(package).execute(sql, tuple(params)).fetchone()
+        return tuple(row) if row is not None else None
+
+
+class AndroidTask:
+    """Base class of every phone-task template.
+
+    Class attributes:
+        name: unique template name (``clock.add_alarm``).
+        app: the package the task is about.
+        requires_stop: the episode only ends on ``stop`` (answers, infeasible tasks).
+
+    Instance attributes set by :meth:`setup`: ``instruction`` and, for answer tasks, ``reference_answer``.
+    """
+
+    name: ClassVar[str] = ""
+    app: ClassVar[str] = ""
+    requires_stop: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            if cls.name in TASKS and TASKS[cls.name] is not cls:
+                raise ValueError(f"two phone task templates are named {cls.name!r}")
+            TASKS[cls.name] = cls
+
+    def __init__(self, state: PhoneState, rng: np.random.Generator) -> None:
+        self.state = state
+        self.rng = rng
+        self.reference_answer: str | None = None
+        self.instruction = self.setup()
+
+    # ----- what subclasses write ---------------------------------------------------------------------------
+    def setup(self) -> str:
+        """Draw the parameters (``self.rng``), adjust the seeded state if needed, return the instruction."""
+        raise NotImplementedError
+
+    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
+        """Score in [0, 1] from app state and the actions taken (the last one is the ``stop``, if any)."""
+        raise NotImplementedError
+
+    def oracle_plan(self) -> list[PlanStep]:
+        """The steps that solve the task from the home screen."""
+        raise NotImplementedError
+
+    # ----- helpers -------------------------------------------------------------------------------------------
+    def is_done(self, state: PhoneState) -> bool:
+        """Whether the episode ends without a ``stop`` (state tasks that succeeded)."""
+        return False
+
+    def rows(self, sql: str, params: Sequence[Any] = (), package: str | None = None) -> list[tuple[Any, ...]]:
+        return self.state.rows(package or self.app, sql, params)
+
+    def one(self, sql: str, params: Sequence[Any] = (), package: str | None = None) -> tuple[Any, ...] | None:
+        return self.state.one(package or self.app, sql, params)
+
+    def execute(self, sql: str, params: Sequence[Any] = (), package: str | None = None) -> None:
+        """Change the seeded state in :meth:`setup` (one committed statement)."""
+        db = self.state.db(package or self.app)
+        with db:
+            db.execute(sql, tuple(params))
+
+    def pick(self, items: Sequence[Any]) -> Any:
+        """A seeded choice from ``items``."""
+        if not items:
+            raise LookupError(f"{self.name}: nothing to choose from in the seeded state")
+        return items[int(self.rng.integers(len(items)))]
+
+
+def last_stop(trajectory: Sequence[Action]) -> Action | None:
+    """The final ``stop`` action of a trajectory, or ``None``."""
+    return trajectory[-1] if trajectory and trajectory[-1].type == "stop" else None
+
+
+class StateTask(AndroidTask):
+    """Success is :meth:`done`; a ``stop`` that says infeasible or failure scores 0."""
+
+    def done(self, state: PhoneState) -> bool:
+        raise NotImplementedError
+
+    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
+        stop = last_stop(trajectory)
+        if stop is not None and stop.status != "success":
+            return 0.0
+        return 1.0 if self.done(state) else 0.0
+
+    def is_done(self, state: PhoneState) -> bool:
+        return self.done(state)
+
+
+class AnswerTask(AndroidTask):
+    """Information retrieval: ``stop(answer=...)`` matching :attr:`reference_answer` scores 1."""
+
+    requires_stop = True
+
+    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
+        stop = last_stop(trajectory)
+        if stop is None or stop.status != "success" or self.reference_answer is None:
+            return 0.0
+        return 1.0 if answers_match(stop.answer or "", self.reference_answer) else 0.0
+
+
+class InfeasibleTask(AndroidTask):
+    """The request cannot be fulfilled. Passing needs both the search and ``stop(status="infeasible")``.
+
+    Attributes set by :meth:`setup`: ``missing``, the thing that does not exist; the judge looks for a
+    search for it with no results in the ``searches`` table of :attr:`search_app` (default: :attr:`app`).
+    """
+
+    requires_stop = True
+    missing: str = ""
+    search_app: str | None = None
+
+    def looked(self, state: PhoneState) -> bool:
+        """Whether the agent searched for :attr:`missing` and saw no results."""
+        want = _norm(self.missing)
+        for query, results in state.rows(self.search_app or self.app, "SELECT query, results FROM searches"):
+            q = _norm(query)
+            if results == 0 and len(q) >= 3 and (q in want or want in q):
+                return True
+        return False
+
+    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
+        stop = last_stop(trajectory)
+        if stop is None or stop.status != "infeasible":
+            return 0.0
+        return 1.0 if self.looked(state) else 0.0
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip().lower()
+
+
+# ----- oracle plan steps ---------------------------------------------------------------------------------
+
+Finder = Callable[[list[UIElement]], UIElement | None]
+
+
+class OracleError(LookupError):
+    """The oracle plan could not find its target on screen: a bug in a task template or an app."""
+
+
+class PlanStep:
+    """One oracle step: ``step(elements, scale, screen) -> (action, advance)``.
+
+    ``elements`` is the current screen's element list (device pixels), ``scale`` converts device pixels to
+    screenshot pixels and ``screen`` is the screenshot's ``(width, height)``. ``advance`` is False when the step
+    had to scroll first; the same step is then asked again.
+    """
+
+    def __call__(
+        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
+    ) -> tuple[Action, bool]:
+        raise NotImplementedError
+
+    def target(self, elements: list[UIElement]) -> UIElement | None:
+        """The element this step acts on, when it has one (for ``info["target_bbox"]``)."""
+        return None
+
+
+def find(
+    text: str | None = None,
+    rid: str | None = None,
+    role: str | None = None,
+    contains: bool = False,
+    package: str | None = None,
+) -> Finder:
+    """A finder for the first element matching every given criterion.
+
+    Args:
+        text: the element's label (text, else content description, else its descendants' text), compared
+            case-insensitively; exact unless ``contains``.
+        rid: the resource-id's suffix after ``:id/``.
+        role: the short class name (``Button``, ``EditText``...).
+        contains: match labels that contain ``text``.
+        package: restrict to one package (the keyboard and the status bar are other packages).
+    """
+    want = _norm(text) if text is not None else None
+
+    def finder(elements: list[UIElement]) -> UIElement | None:
+        for el in elements:
+            if rid is not None and not el.resource_id.endswith(f":id/{rid}"):
+                continue
+            if role is not None and el.role != role:
+                continue
+            if package is not None and el.package != package:
+                continue
+            if want is not None:
+                label = _norm(el.label)
+                if not (label == want or (contains and want in label)):
+                    continue
+            return el
+        return None
+
+    return finder
+
+
+def _point(el: UIElement, scale: float, fx: float = 0.5) -> tuple[float, float]:
+    x0, y0, x1, y1 = el.bbox
+    return (round((x0 + fx * (x1 - x0)) * scale, 1), round((y0 + y1) / 2 * scale, 1))
+
+
+class Target(PlanStep):
+    """Act on the element ``finder`` locates: ``click``, ``long_press``, or ``type`` ``text`` into it.
+
+    When the element is not on screen the step scrolls down (at most ``max_scrolls`` times) and asks again.
+    ``fx`` places a click along the element's width (0: left edge, 1: right edge), for seek bars.
+    """
+
+    def __init__(
+        self,
+        finder: Finder,
+        what: str,
+        kind: str = "click",
+        text: str | None = None,
+        fx: float = 0.5,
+        max_scrolls: int = 4,
+    ) -> None:
+        self.finder, self.what, self.kind, self.text, self.fx = finder, what, kind, text, fx
+        self.max_scrolls, self._scrolls = max_scrolls, 0
+
+    def target(self, elements: list[UIElement]) -> UIElement | None:
+        return self.finder(elements)
+
+    def __call__(
+        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
+    ) -> tuple[Action, bool]:
+        el = self.finder(elements)
+        if el is None:
+            if self._scrolls < self.max_scrolls:
+                self._scrolls += 1
+                return Action.scroll("down"), False
+            raise OracleError(f"oracle could not find {self.what} on screen")
+        point = _point(el, scale, self.fx)
+        if self.kind == "type":
+            return Action("type", text=self.text or "", point=point), True
+        if self.kind == "long_press":
+            return Action("long_press", point=point, duration=0.8), True
+        return Action("click", point=point), True
+
+
+class Do(PlanStep):
+    """A fixed action (open an app, press enter, go back)."""
+
+    def __init__(self, action: Action) -> None:
+        self.action = action
+
+    def __call__(
+        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
+    ) -> tuple[Action, bool]:
+        return self.action, True
+
+
+def tap(
+    text: str | None = None, rid: str | None = None, role: str | None = None, contains: bool = False
+) -> Target:
+    """Click the element :func:`find` locates (in the foreground app, not the keyboard)."""
+    what = " ".join(f"{k}={v!r}" for k, v in (("text", text), ("rid", rid), ("role", role)) if v is not None)
+    return Target(find(text, rid, role, contains), what or "element")
+
+
+def type_into(hint_or_rid: str, text: str, by: str = "rid") -> Target:
+    """Type ``text`` into the edit field with this resource id (``by="rid"``) or label (``by="text"``)."""
+    finder = (
+        find(rid=hint_or_rid, role="EditText") if by == "rid" else find(text=hint_or_rid, role="EditText")
+    )
+    return Target(finder, f"field {hint_or_rid!r}", kind="type", text=text)
+
+
+def long_press(text: str, role: str | None = None) -> Target:
+    return Target(find(text, role=role), f"element {text!r}", kind="long_press")
+
+
+def open_app(label: str) -> Do:
+    return Do(Action("open_app", app=label))
+
+
+def press_enter() -> Do:
+    return Do(Action.press("enter"))
+
+
+def back() -> Do:
+    return Do(Action.navigate("back"))
+
+
+def stop(answer: str | None = None, status: str = "success") -> Do:
+    return Do(Action.stop(answer=answer, status=status))
+
+
+def search(hint: str, query: str) -> list[PlanStep]:
+    """Type ``query`` into the search field labelled ``hint`` and press enter."""
+    return [type_into("search_box", query), press_enter()]

@@ -1,0 +1,167 @@
+"""Contacts tasks: create, edit, star and delete contacts, read their details, and people who are not there."""
+
+from __future__ import annotations
+
+from gui_envs.android.apps.contacts import FIRST_NAMES, LAST_NAMES, Contacts, full_name
+from gui_envs.android.tasks.base import (
+    AnswerTask,
+    InfeasibleTask,
+    PhoneState,
+    PlanStep,
+    StateTask,
+    open_app,
+    press_enter,
+    stop,
+    tap,
+    type_into,
+)
+
+CONTACTS = Contacts.package
+
+
+def _pick(task: StateTask | AnswerTask) -> tuple[int, str, str, str, str]:
+    return task.pick(task.rows("SELECT id, first, last, phone, email FROM contacts ORDER BY id"))
+
+
+def _phone(task: StateTask | AnswerTask) -> str:
+    return f"+1 555-{int(task.rng.integers(100, 1000)):03d}-{int(task.rng.integers(0, 10000)):04d}"
+
+
+def _open(name: str) -> list[PlanStep]:
+    return [
+        open_app("Contacts"),
+        type_into("search_box", name),
+        press_enter(),
+        tap(name, rid="contact_row", contains=True),
+    ]
+
+
+class CreateContact(StateTask):
+    name = "contacts.create_contact"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        taken = {f for (f,) in self.rows("SELECT first FROM contacts")}
+        self.first = self.pick([f for f in FIRST_NAMES if f not in taken])
+        self.last = self.pick(LAST_NAMES)
+        self.phone = _phone(self)
+        return f"Create a contact named {self.first} {self.last} with the phone number {self.phone}."
+
+    def done(self, state: PhoneState) -> bool:
+        return (
+            state.one(
+                CONTACTS,
+                "SELECT 1 FROM contacts WHERE first = ? COLLATE NOCASE AND last = ? COLLATE NOCASE AND phone = ?",
+                (self.first, self.last, self.phone),
+            )
+            is not None
+        )
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Contacts"),
+            tap("Create contact"),
+            type_into("first_name", self.first),
+            type_into("last_name", self.last),
+            type_into("phone", self.phone),
+            tap(rid="action_save"),
+        ]
+
+
+class EditPhone(StateTask):
+    name = "contacts.edit_phone"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        self.cid, first, last, _, _ = _pick(self)
+        self.full = full_name(first, last)
+        self.phone = _phone(self)
+        return f"Change {self.full}'s phone number to {self.phone}."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.one(CONTACTS, "SELECT phone FROM contacts WHERE id = ?", (self.cid,)) == (self.phone,)
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return _open(self.full) + [tap("Edit"), type_into("phone", self.phone), tap(rid="action_save")]
+
+
+class DeleteContact(StateTask):
+    name = "contacts.delete_contact"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        self.cid, first, last, _, _ = _pick(self)
+        self.full = full_name(first, last)
+        self.count = len(self.rows("SELECT id FROM contacts"))
+        return f"Delete the contact {self.full}."
+
+    def done(self, state: PhoneState) -> bool:
+        left = state.rows(CONTACTS, "SELECT id FROM contacts")
+        return len(left) == self.count - 1 and (self.cid,) not in left
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return _open(self.full) + [tap("Delete")]
+
+
+class StarContact(StateTask):
+    name = "contacts.add_favourite"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        self.cid, first, last, _, _ = _pick(self)
+        self.full = full_name(first, last)
+        self.execute("UPDATE contacts SET starred = 0 WHERE id = ?", (self.cid,))
+        return f"Add {self.full} to your favourite contacts."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.one(CONTACTS, "SELECT starred FROM contacts WHERE id = ?", (self.cid,)) == (1,)
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return _open(self.full) + [tap("Add to favourites")]
+
+
+class PhoneNumber(AnswerTask):
+    name = "contacts.phone_number"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        _, first, last, phone, _ = _pick(self)
+        self.full = full_name(first, last)
+        self.reference_answer = phone
+        return f"What is {self.full}'s phone number?"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return _open(self.full) + [stop(answer=self.reference_answer)]
+
+
+class EmailAddress(AnswerTask):
+    name = "contacts.email_address"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        _, first, last, _, email = _pick(self)
+        self.full = full_name(first, last)
+        self.reference_answer = email
+        return f"What is {self.full}'s email address?"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return _open(self.full) + [stop(answer=self.reference_answer)]
+
+
+class MissingContact(InfeasibleTask):
+    name = "contacts.missing_contact"
+    app = CONTACTS
+
+    def setup(self) -> str:
+        taken = {f for (f,) in self.rows("SELECT first FROM contacts")}
+        first = self.pick([f for f in FIRST_NAMES if f not in taken])
+        self.missing = f"{first} {self.pick(LAST_NAMES)}"
+        return f"Send me {self.missing}'s phone number from Contacts."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Contacts"),
+            type_into("search_box", self.missing),
+            press_enter(),
+            stop(status="infeasible"),
+        ]

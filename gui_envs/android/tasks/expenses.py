@@ -1,0 +1,188 @@
+"""Expenses tasks: accounts (CORE's "clicked 'Pro Expense'"), add, edit and delete expenses, totals."""
+
+from __future__ import annotations
+
+from gui_envs.android.apps.expenses import ACCOUNTS, CATEGORIES, ITEMS, Expenses, money
+from gui_envs.android.tasks.base import (
+    AnswerTask,
+    InfeasibleTask,
+    PhoneState,
+    PlanStep,
+    StateTask,
+    open_app,
+    press_enter,
+    stop,
+    tap,
+    type_into,
+)
+
+EXPENSES = Expenses.package
+_ALL_ITEMS = tuple(name for names in ITEMS.values() for name in names)
+
+
+def _pick_expense(task: StateTask | AnswerTask) -> tuple[int, str, int, str, str]:
+    rows = task.rows(
+        "SELECT x.id, x.name, x.amount_cents, x.category, a.name FROM expenses x JOIN accounts a ON a.id = x.account_id"
+        " ORDER BY x.id"
+    )
+    return task.pick(rows)
+
+
+class OpenAccount(StateTask):
+    """CORE's label function "clicked 'Pro Expense'": open one account's expense list."""
+
+    name = "expenses.open_account"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        self.account = "Pro Expense" if self.rng.random() < 0.5 else self.pick(ACCOUNTS)
+        (self.account_id,) = self.one("SELECT id FROM accounts WHERE name = ?", (self.account,)) or (None,)
+        return f"Open the '{self.account}' account in Expenses."
+
+    def done(self, state: PhoneState) -> bool:
+        row = state.one(EXPENSES, "SELECT value FROM prefs WHERE key = 'last_account'")
+        return row is not None and str(row[0]) == str(self.account_id) and state.package == EXPENSES
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [open_app("Expenses"), tap(self.account, rid="account_row", contains=True)]
+
+
+class AddExpense(StateTask):
+    name = "expenses.add_expense"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        self.account = self.pick(ACCOUNTS)
+        self.category = self.pick(CATEGORIES)
+        self.item = self.pick(ITEMS[self.category])
+        self.cents = int(self.rng.integers(2, 300)) * 100 + int(self.rng.choice([0, 50, 75]))
+        self.before = self.one("SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        return (
+            f"In Expenses, add '{self.item}' costing {money(self.cents)} to the '{self.account}' account "
+            f"under {self.category}."
+        )
+
+    def done(self, state: PhoneState) -> bool:
+        row = state.one(
+            EXPENSES,
+            "SELECT 1 FROM expenses x JOIN accounts a ON a.id = x.account_id WHERE a.name = ? AND x.name = ? "
+            "COLLATE NOCASE AND x.amount_cents = ? AND x.category = ?",
+            (self.account, self.item, self.cents, self.category),
+        )
+        return row is not None
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            tap(self.account, rid="account_row", contains=True),
+            tap("Add expense"),
+            type_into("name", self.item),
+            type_into("amount", f"{self.cents / 100:.2f}"),
+            tap(self.category, role="RadioButton"),
+            tap(rid="action_save"),
+        ]
+
+
+class DeleteExpense(StateTask):
+    name = "expenses.delete_expense"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        self.xid, self.item, _, _, self.account = _pick_expense(self)
+        self.count = self.one("SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        return f"Delete the '{self.item}' expense from the '{self.account}' account."
+
+    def done(self, state: PhoneState) -> bool:
+        count = state.one(EXPENSES, "SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        gone = state.one(EXPENSES, "SELECT 1 FROM expenses WHERE id = ?", (self.xid,)) is None
+        return gone and count == self.count - 1
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            tap(self.account, rid="account_row", contains=True),
+            tap(self.item, rid="expense_row", contains=True),
+            tap("Delete"),
+        ]
+
+
+class EditExpenseAmount(StateTask):
+    name = "expenses.edit_amount"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        self.xid, self.item, cents, _, self.account = _pick_expense(self)
+        self.cents = cents + int(self.rng.integers(1, 50)) * 100
+        return f"Change the amount of '{self.item}' in the '{self.account}' account to {money(self.cents)}."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.one(EXPENSES, "SELECT amount_cents FROM expenses WHERE id = ?", (self.xid,)) == (
+            self.cents,
+        )
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            tap(self.account, rid="account_row", contains=True),
+            tap(self.item, rid="expense_row", contains=True),
+            type_into("amount", f"{self.cents / 100:.2f}"),
+            tap(rid="action_save"),
+        ]
+
+
+class AccountTotal(AnswerTask):
+    name = "expenses.account_total"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        self.account = self.pick(ACCOUNTS)
+        (total,) = self.one(
+            "SELECT COALESCE(SUM(x.amount_cents), 0) FROM expenses x JOIN accounts a ON a.id = x.account_id "
+            "WHERE a.name = ?",
+            (self.account,),
+        ) or (0,)
+        self.reference_answer = f"{total / 100:.2f}"
+        return f"What is the total of the '{self.account}' account in Expenses? Answer in dollars."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            tap(self.account, rid="account_row", contains=True),
+            stop(answer=f"${self.reference_answer}"),
+        ]
+
+
+class ExpenseAmount(AnswerTask):
+    name = "expenses.expense_amount"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        _, self.item, cents, _, self.account = _pick_expense(self)
+        self.reference_answer = f"{cents / 100:.2f}"
+        return f"How much was '{self.item}' in the '{self.account}' account? Answer in dollars."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            tap(self.account, rid="account_row", contains=True),
+            stop(answer=self.reference_answer),
+        ]
+
+
+class DeleteMissingExpense(InfeasibleTask):
+    name = "expenses.delete_missing_expense"
+    app = EXPENSES
+
+    def setup(self) -> str:
+        present = [n.lower() for (n,) in self.rows("SELECT name FROM expenses")]
+        # The app's search matches substrings, so "Books" must not hide inside a present "Notebooks".
+        self.missing = self.pick([n for n in _ALL_ITEMS if not any(n.lower() in p for p in present)])
+        return f"Delete the '{self.missing}' expense in Expenses."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Expenses"),
+            type_into("search_box", self.missing),
+            press_enter(),
+            stop(status="infeasible"),
+        ]

@@ -1,0 +1,72 @@
+"""Launcher tasks: open apps from the grid or through "Search apps, web and more"."""
+
+from __future__ import annotations
+
+from gui_envs.android.apps import APP_CLASSES
+from gui_envs.android.apps.launcher import SEARCH_HINT, Launcher
+from gui_envs.android.tasks.base import (
+    InfeasibleTask,
+    PhoneState,
+    PlanStep,
+    StateTask,
+    press_enter,
+    stop,
+    tap,
+    type_into,
+)
+
+LAUNCHER = Launcher.package
+#: Apps that are not installed on the simulated phone.
+MISSING_APPS = ("Spotify", "WhatsApp", "Uber", "Netflix", "Duolingo", "Strava")
+
+
+class OpenAppFromGrid(StateTask):
+    name = "launcher.open_app"
+    app = LAUNCHER
+
+    def setup(self) -> str:
+        self.target = self.pick(APP_CLASSES)
+        return f"Open the {self.target.label} app."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.package == self.target.package
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [tap(self.target.label, rid="app_icon")]
+
+
+class OpenAppBySearch(StateTask):
+    """CORE's label function: typed '<App>' into 'Search apps, web and more', then opened it."""
+
+    name = "launcher.search_and_open"
+    app = LAUNCHER
+
+    def setup(self) -> str:
+        self.target = self.pick(APP_CLASSES)
+        return f"Type '{self.target.label}' into '{SEARCH_HINT}' on the home screen, then open the app."
+
+    def done(self, state: PhoneState) -> bool:
+        searched = any(
+            self.target.label.lower() in q.lower()
+            for (q,) in state.rows(LAUNCHER, "SELECT query FROM searches")
+        )
+        return searched and state.package == self.target.package
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            type_into("search_box", self.target.label),
+            press_enter(),
+            tap(self.target.label, rid="app_icon"),
+        ]
+
+
+class OpenMissingApp(InfeasibleTask):
+    name = "launcher.open_missing_app"
+    app = LAUNCHER
+
+    def setup(self) -> str:
+        self.missing = self.pick(MISSING_APPS)
+        return f"Open the {self.missing} app."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [type_into("search_box", self.missing), press_enter(), stop(status="infeasible")]

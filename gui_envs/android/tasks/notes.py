@@ -1,0 +1,197 @@
+"""Notes tasks: notes (create, edit, delete, read) and the to-do list (add, check off, delete by long press)."""
+
+from __future__ import annotations
+
+from gui_envs.android.apps.notes import MISSING_NOTES, NOTE_POOL, TODO_POOL, Notes
+from gui_envs.android.tasks.base import (
+    AnswerTask,
+    InfeasibleTask,
+    PhoneState,
+    PlanStep,
+    StateTask,
+    long_press,
+    open_app,
+    press_enter,
+    stop,
+    tap,
+    type_into,
+)
+
+NOTES = Notes.package
+BODIES = (
+    "Call the plumber on Monday",
+    "Bring snacks for the team",
+    "Pick up the dry cleaning",
+    "Renew the car insurance",
+    "Email the landlord about the heating",
+)
+
+
+class CreateNote(StateTask):
+    name = "notes.create_note"
+    app = NOTES
+
+    def setup(self) -> str:
+        present = {t for (t,) in self.rows("SELECT title FROM notes")}
+        self.title = self.pick([t for t, _ in NOTE_POOL if t not in present])
+        self.body = self.pick(BODIES)
+        return f"Create a note titled '{self.title}' that says '{self.body}'."
+
+    def done(self, state: PhoneState) -> bool:
+        return (
+            state.one(
+                NOTES,
+                "SELECT 1 FROM notes WHERE title = ? COLLATE NOCASE AND body = ? COLLATE NOCASE",
+                (self.title, self.body),
+            )
+            is not None
+        )
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Notes"),
+            tap("New note"),
+            type_into("note_title", self.title),
+            type_into("note_body", self.body),
+            tap(rid="action_save"),
+        ]
+
+
+class _OneNote(StateTask):
+    app = NOTES
+
+    def choose(self) -> None:
+        self.nid, self.title, self.body = self.pick(
+            self.rows("SELECT id, title, body FROM notes ORDER BY id")
+        )
+
+
+class DeleteNote(_OneNote):
+    name = "notes.delete_note"
+
+    def setup(self) -> str:
+        self.choose()
+        return f"Delete the note '{self.title}'."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.one(NOTES, "SELECT 1 FROM notes WHERE id = ?", (self.nid,)) is None and bool(
+            state.rows(NOTES, "SELECT id FROM notes")
+        )
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [open_app("Notes"), tap(self.title, rid="note_row", contains=True), tap("Delete")]
+
+
+class EditNote(_OneNote):
+    name = "notes.edit_note"
+
+    def setup(self) -> str:
+        self.choose()
+        self.new_body = self.pick(BODIES)
+        return f"Replace the text of the note '{self.title}' with '{self.new_body}'."
+
+    def done(self, state: PhoneState) -> bool:
+        row = state.one(NOTES, "SELECT title, body FROM notes WHERE id = ?", (self.nid,))
+        return row is not None and row[0] == self.title and row[1].lower() == self.new_body.lower()
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Notes"),
+            tap(self.title, rid="note_row", contains=True),
+            type_into("note_body", self.new_body),
+            tap(rid="action_save"),
+        ]
+
+
+class ReadNote(AnswerTask):
+    name = "notes.read_note"
+    app = NOTES
+
+    def setup(self) -> str:
+        _, self.title, self.reference_answer = self.pick(
+            self.rows("SELECT id, title, body FROM notes ORDER BY id")
+        )
+        return f"What does the note '{self.title}' say?"
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Notes"),
+            tap(self.title, rid="note_row", contains=True),
+            stop(answer=self.reference_answer),
+        ]
+
+
+class AddTodo(StateTask):
+    name = "notes.add_todo"
+    app = NOTES
+
+    def setup(self) -> str:
+        present = {t for (t,) in self.rows("SELECT text FROM todos")}
+        self.text = self.pick([t for t in TODO_POOL if t not in present])
+        return f"Add '{self.text}' to my to-do list."
+
+    def done(self, state: PhoneState) -> bool:
+        return (
+            state.one(NOTES, "SELECT 1 FROM todos WHERE text = ? COLLATE NOCASE AND done = 0", (self.text,))
+            is not None
+        )
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [open_app("Notes"), tap("To-do", rid="tab_todo"), type_into("new_task", self.text), tap("Add")]
+
+
+class CheckTodo(StateTask):
+    name = "notes.complete_todo"
+    app = NOTES
+
+    def setup(self) -> str:
+        self.tid, self.text = self.pick(self.rows("SELECT id, text FROM todos ORDER BY id"))
+        self.execute("UPDATE todos SET done = 0 WHERE id = ?", (self.tid,))
+        return f"Mark '{self.text}' as done in my to-do list."
+
+    def done(self, state: PhoneState) -> bool:
+        return state.one(NOTES, "SELECT done FROM todos WHERE id = ?", (self.tid,)) == (1,)
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [open_app("Notes"), tap("To-do", rid="tab_todo"), tap(self.text, role="CheckBox")]
+
+
+class DeleteTodo(StateTask):
+    """Deleting a task needs a long press (the row's menu), as in many Android list apps."""
+
+    name = "notes.delete_todo"
+    app = NOTES
+
+    def setup(self) -> str:
+        self.tid, self.text = self.pick(self.rows("SELECT id, text FROM todos ORDER BY id"))
+        self.count = len(self.rows("SELECT id FROM todos"))
+        return f"Delete the task '{self.text}' from my to-do list."
+
+    def done(self, state: PhoneState) -> bool:
+        left = state.rows(NOTES, "SELECT id FROM todos")
+        return len(left) == self.count - 1 and (self.tid,) not in left
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Notes"),
+            tap("To-do", rid="tab_todo"),
+            long_press(self.text, role="CheckBox"),
+            tap("Delete task"),
+        ]
+
+
+class MissingNote(InfeasibleTask):
+    name = "notes.missing_note"
+    app = NOTES
+
+    def setup(self) -> str:
+        self.missing = self.pick(MISSING_NOTES)
+        return f"Open my note '{self.missing}' and read it to me."
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [
+            open_app("Notes"),
+            type_into("search_box", self.missing),
+            press_enter(),
+            stop(status="infeasible"),
+        ]
