@@ -30,6 +30,12 @@ app = typer.Typer(
 )
 console = Console()
 
+#: ``--kwarg/-k KEY=VALUE``, shared by every command that makes an env.
+EnvKwargsOption = Annotated[
+    list[str] | None,
+    typer.Option("--kwarg", "-k", help="Env constructor argument KEY=VALUE (repeatable)."),
+]
+
 AGENTS = ("random", "oracle", "hf:PATH", "api:MODEL@URL", "replay:FILE")
 
 
@@ -104,10 +110,7 @@ def run(
     record: Annotated[
         Path | None, typer.Option(help="Save trajectories (JSONL + PNG) under this folder.")
     ] = None,
-    kwarg: Annotated[
-        list[str] | None,
-        typer.Option("--kwarg", "-k", help="Env constructor argument KEY=VALUE (repeatable)."),
-    ] = None,
+    kwarg: EnvKwargsOption = None,
 ) -> None:
     """Run episodes and print each one's return and success."""
     env_id = resolve_env_id(env_id)
@@ -153,10 +156,7 @@ def eval_(
     seed: Annotated[int, typer.Option(help="Episode i uses seed + i.")] = 0,
     report: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Write the click-offset scatter plot (PNG) here.")] = None,
-    kwarg: Annotated[
-        list[str] | None,
-        typer.Option("--kwarg", "-k", help="Env constructor argument KEY=VALUE (repeatable)."),
-    ] = None,
+    kwarg: EnvKwargsOption = None,
 ) -> None:
     """Evaluate an agent: success rate, Type/GR/SR with per-platform and per-category breakdowns, pass@k."""
     from agents.evaluate import evaluate, save_offset_plot

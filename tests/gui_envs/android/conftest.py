@@ -30,17 +30,3 @@ def android_env() -> Iterator[GuiAndroidEnv]:
     env = GuiAndroidEnv()
     yield env
     env.close()
-
-
-def run_oracle(env: GuiAndroidEnv, task: str, seed: int, max_steps: int = 30) -> tuple[float, dict]:
-    """Play the oracle plan of ``task`` on ``seed``; return (total reward, final info)."""
-    env.reset(options={"task": task, "seed": seed})
-    total, info = 0.0, {}
-    for _ in range(max_steps):
-        _, reward, terminated, truncated, info = env.step(env.oracle_action())
-        total += reward
-        assert info["action_error"] is None, (task, seed, info["action_error"])
-        assert info["oracle_error"] is None, (task, seed, info["oracle_error"])
-        if terminated or truncated:
-            break
-    return total, info

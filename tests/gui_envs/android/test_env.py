@@ -20,7 +20,8 @@ from gui_envs.android.env import GuiAndroidEnv, UnknownTaskError
 from gui_envs.android.tasks import TASKS
 from gui_envs.trajectory import load_trajectories
 from guigym.cli import app
-from tests.gui_envs.android.conftest import needs_chromium, run_oracle
+from tests.gui_envs.android.conftest import needs_chromium
+from tests.oracle_helpers import run_oracle
 
 pytestmark = needs_chromium
 

@@ -8,7 +8,8 @@ import pytest
 
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.tasks import TASKS
-from tests.gui_envs.android.conftest import needs_chromium, run_oracle
+from tests.gui_envs.android.conftest import needs_chromium
+from tests.oracle_helpers import run_oracle
 
 pytestmark = [needs_chromium, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ from gui_envs.actions import Action
 from gui_envs.web.env import GuiWebEnv, UnknownTaskError
 from gui_envs.web.observation import parse_elements
 from gui_envs.web.sites.base import Request, Response
-from tests.gui_envs.web.conftest import run_oracle
+from tests.oracle_helpers import run_oracle
 
 
 def test_check_env_guiweb() -> None:

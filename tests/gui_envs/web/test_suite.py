@@ -11,7 +11,7 @@ import pytest
 from gui_envs.actions import Action
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.tasks import TASKS
-from tests.gui_envs.web.conftest import run_oracle
+from tests.oracle_helpers import run_oracle
 
 
 def test_suite_size_and_spread() -> None:

@@ -1,0 +1,23 @@
+"""Test helper shared by the GUI env suites: play a task's oracle plan to the end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[float, dict]:
+    """Play the oracle plan of ``task`` on ``seed``; return (total reward, final info).
+
+    Every step must be accepted (no ``action_error``) and the oracle must find its target (no
+    ``oracle_error``), so a plan that only succeeds by luck fails here.
+    """
+    env.reset(options={"task": task, "seed": seed})
+    total, info = 0.0, {}
+    for _ in range(max_steps):
+        _, reward, terminated, truncated, info = env.step(env.oracle_action())
+        total += reward
+        assert info["action_error"] is None, (task, seed, info["action_error"])
+        assert info["oracle_error"] is None, (task, seed, info["oracle_error"])
+        if terminated or truncated:
+            break
+    return total, info
