@@ -23,14 +23,8 @@ from typing import Any
 
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 
-#: Attributes every ``<node>`` of a uiautomator dump carries, in the order uiautomator writes them.
-NODE_ATTRIBUTES: tuple[str, ...] = (
-    "index",
-    "text",
-    "resource-id",
-    "class",
-    "package",
-    "content-desc",
+#: The ``"true"``/``"false"`` attributes of a ``<node>``, in the order uiautomator writes them.
+_FLAGS: tuple[str, ...] = (
     "checkable",
     "checked",
     "clickable",
@@ -41,6 +35,17 @@ NODE_ATTRIBUTES: tuple[str, ...] = (
     "long-clickable",
     "password",
     "selected",
+)
+
+#: Attributes every ``<node>`` of a uiautomator dump carries, in the order uiautomator writes them.
+NODE_ATTRIBUTES: tuple[str, ...] = (
+    "index",
+    "text",
+    "resource-id",
+    "class",
+    "package",
+    "content-desc",
+    *_FLAGS,
     "bounds",
 )
 
@@ -199,20 +204,6 @@ def parse_hierarchy(xml: str, max_label: int = 120) -> list[UIElement]:
             )
         )
     return out
-
-
-_FLAGS = (
-    "checkable",
-    "checked",
-    "clickable",
-    "enabled",
-    "focusable",
-    "focused",
-    "scrollable",
-    "long-clickable",
-    "password",
-    "selected",
-)
 
 
 def _descendant_text(node: ET.Element) -> str:

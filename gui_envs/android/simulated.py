@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import io
 import logging
-import time
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any
@@ -157,7 +156,6 @@ _FOCUSED_EDITABLE_JS = (
     "() => { const a = document.activeElement; return !!a && (a.tagName === 'TEXTAREA' || (a.tagName === 'INPUT'"
     " && !['checkbox','radio','range','submit','button','hidden'].includes(a.type))); }"
 )
-_LEAVING_JS = "() => new Promise(r => setTimeout(() => r(window.__guigymLeaving === true), 0))"
 _TWO_FRAMES_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 # Which kind of thing is under a point: a seek bar is dragged, anything else scrolls.
 _UNDER_JS = (
@@ -459,41 +457,12 @@ class SimulatedPhone(DeviceBackend):
         def work(h: SessionHandles) -> tuple[Any, str]:
             page = h.extra["phone"]
             result = act(page)
-            self._settle(page, blocked_before)
+            executor.settle(page, self.timeout_s * 1000, lambda: self._blocked_documents, blocked_before)
             return result, page.url
 
         result, url = self._call(work, what)
         self._absorb_url(url)
         return result
-
-    def _settle(self, page: Any, blocked_before: int) -> None:
-        """Wait until a navigation the input started (if any) has loaded (worker thread).
-
-        Every document runs the web family's navigation flag script (``__guigymLeaving`` is set while it is
-        being replaced). Unlike a same-site link, opening another app is a cross-site navigation that swaps
-        the renderer process, and the old document's context can vanish before Playwright has seen the new
-        one; so this polls until a document answers that is not leaving, then waits for its ``load``.
-        """
-        from playwright.sync_api import Error as PlaywrightError
-
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            try:
-                leaving = page.evaluate(_LEAVING_JS)
-            except PlaywrightError as exc:
-                if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
-                    raise
-                leaving = True  # the old document is gone and the new one is not ready yet: ask again
-            else:
-                if not leaving:
-                    page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-                    return
-                if self._blocked_documents != blocked_before:  # a navigation the router refused
-                    page.evaluate("() => { window.__guigymLeaving = false; }")
-                    return
-            if time.monotonic() > deadline:
-                raise BrowserTimeoutError(f"the app did not finish loading within {self.timeout_s:.0f} s")
-            page.wait_for_timeout(5)
 
     def _absorb_url(self, url: str) -> None:
         """Update the activity stack after the page moved to ``url``."""

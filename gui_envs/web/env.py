@@ -121,8 +121,11 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         view, origins = self._view, set(self.origins)
 
         def work(h: SessionHandles) -> tuple[str | None, PageView, bytes]:
+            blocked_before = self._net.blocked_documents
             error = executor.execute(h.page, action, view, self.viewport, origins, home_url)
-            executor.settle(h.page, self.timeout_s * 1000, lambda: self._net.blocked_documents)
+            executor.settle(
+                h.page, self.timeout_s * 1000, lambda: self._net.blocked_documents, blocked_before
+            )
             return (error, *self._observe_in_thread(h.page))
 
         assert self._session is not None

@@ -20,6 +20,7 @@ Semantics, all coordinates in screenshot pixels:
 
 from __future__ import annotations
 
+import time
 import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any
@@ -64,7 +65,8 @@ NAV_FLAG_SCRIPT = (
     "addEventListener('submit', (e) => { setTimeout(() => {"
     " if (!e.defaultPrevented) window.__guigymLeaving = true; }, 0); });"
 )
-_LEAVING_JS = "() => new Promise(r => setTimeout(() => r(window.__guigymLeaving === true), 0))"
+# Asks whether the document is being replaced (see NAV_FLAG_SCRIPT); shared with the simulated phone.
+LEAVING_JS = "() => new Promise(r => setTimeout(() => r(window.__guigymLeaving === true), 0))"
 
 
 def key_name(key: str) -> str:
@@ -225,38 +227,57 @@ def _navigate(page: Any, action: Action, origins: Collection[str], home_url: str
     return None
 
 
-def settle(page: Any, timeout_ms: float, blocked_documents: Callable[[], int]) -> None:
+def settle(page: Any, timeout_ms: float, blocked_documents: Callable[[], int], blocked_before: int) -> None:
     """Wait until a navigation the action started (if any) has loaded.
 
     Every document runs :data:`NAV_FLAG_SCRIPT`; while the flag is set the old document is being replaced, so
     this waits for the next ``load`` event. A navigation the router blocked (another origin) never loads: the
-    ``blocked_documents()`` counter moving tells the wait to stop and clears the flag.
+    ``blocked_documents()`` counter moving past ``blocked_before`` tells the wait to stop and clears the flag.
+    Read ``blocked_before`` before the action runs: the router can refuse its navigation before this is called.
+
+    When the old document's context is already destroyed (a navigation to another origin swaps the renderer
+    process), the new document may not exist yet and ``wait_for_load_state`` would answer for the old one, so
+    this keeps asking until a document answers that is not leaving.
+
+    Args:
+        page: The Playwright page the action ran on (call from its browser thread).
+        timeout_ms: How long the navigation may take, in milliseconds.
+        blocked_documents: Reads the router's count of refused document requests.
+        blocked_before: That count as it stood before the action.
+
+    Raises:
+        BrowserTimeoutError: The page was still leaving after ``timeout_ms``.
     """
     from playwright.sync_api import Error as PlaywrightError
 
-    before = blocked_documents()
-    waited = 0.0
+    deadline = time.monotonic() + timeout_ms / 1000
     while True:
         try:
             # A form submission starts its navigation from a task queued by the click, so let queued tasks
             # run (one zero-delay timer) before asking whether the document is being replaced.
-            leaving = page.evaluate(_LEAVING_JS)
+            leaving = page.evaluate(LEAVING_JS)
         except PlaywrightError as exc:
             if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
                 raise
-            page.wait_for_load_state("load", timeout=timeout_ms)
-            return
-        if not leaving:
-            page.wait_for_load_state("load", timeout=timeout_ms)
-            return
-        if blocked_documents() != before:
-            page.evaluate("() => { window.__guigymLeaving = false; }")
-            return
-        if waited >= timeout_ms:
+            context_gone = True
+        else:
+            if not leaving:
+                page.wait_for_load_state("load", timeout=timeout_ms)
+                return
+            if blocked_documents() != blocked_before:
+                page.evaluate("() => { window.__guigymLeaving = false; }")
+                return
+            context_gone = False
+        if time.monotonic() > deadline:
             raise BrowserTimeoutError(f"the page did not finish navigating within {timeout_ms / 1000:.0f} s")
+        if context_gone:
+            # The new document may already be loading; its load event can come before a waiter would see
+            # it, so ask again shortly rather than wait for the event.
+            page.wait_for_timeout(5)
+            continue
         try:
             page.wait_for_event("load", timeout=100)
             page.wait_for_load_state("load", timeout=timeout_ms)
             return
         except PlaywrightError:
-            waited += 100
+            pass

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from gui_envs.web.sites.base import Response, Site, e
 
@@ -229,6 +229,43 @@ class PhoneApp(Site):
     def log_search(self, db: sqlite3.Connection, query: str, results: int) -> None:
         """Record a search in the app's ``searches`` table (validators of infeasible tasks read it)."""
         db.execute("INSERT INTO searches (query, results) VALUES (?, ?)", (query, results))
+
+    def search_screen(
+        self,
+        db: sqlite3.Connection,
+        query: str,
+        hits: int,
+        results: str,
+        title: str,
+        hint: str,
+        none_found: str,
+    ) -> Response:
+        """Log a search of ``/search`` and show its results screen (the search box keeps the query).
+
+        Args:
+            db: The app's database (the search goes into its ``searches`` table).
+            query: What the user searched for.
+            hits: How many results the search found.
+            results: The result rows' HTML; when empty, a ``no_results`` line says ``none_found`` and the query.
+            title: The screen's app-bar title.
+            hint: The search box's hint.
+            none_found: The start of the no-results line (``"No notes match"``).
+        """
+        self.log_search(db, query, hits)
+        empty = f'<p class="empty" id="no_results">{none_found} \u201c{e(query)}\u201d</p>'
+        return self.screen(title, search_form("/search", hint, query) + (results or empty), up="/")
+
+
+def matching_rows(db: sqlite3.Connection, sql: str, query: str) -> list[Any]:
+    """The rows ``sql`` selects (as ``db``'s row factory makes them) where each ``LIKE ?`` holds ``query``.
+
+    This is how the apps' search boxes match: anywhere in the field, ignoring ASCII case (SQLite's ``LIKE``);
+    an empty query finds nothing rather than everything.
+    """
+    if not query:
+        return []
+    like = f"%{query}%"
+    return list(db.execute(sql, (like,) * sql.count("LIKE ?")))
 
 
 #: Every app's database has this table, so infeasible tasks can check that the agent looked.

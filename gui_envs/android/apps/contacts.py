@@ -14,6 +14,7 @@ from gui_envs.android.apps.base import (
     PhoneApp,
     appbar_submit,
     fab,
+    matching_rows,
     row_link,
     search_form,
     submit,
@@ -136,21 +137,11 @@ def _people(site: Contacts, db: sqlite3.Connection, req: Request) -> Response:
 @Contacts.router.get("/search")
 def _search(site: Contacts, db: sqlite3.Connection, req: Request) -> Response:
     query = req.arg("q")
-    like = f"%{query}%"
-    rows = (
-        list(
-            db.execute(
-                _SELECT + " WHERE first || ' ' || last LIKE ? OR phone LIKE ? ORDER BY first, last",
-                (like, like),
-            )
-        )
-        if query
-        else []
+    rows = matching_rows(
+        db, _SELECT + " WHERE first || ' ' || last LIKE ? OR phone LIKE ? ORDER BY first, last", query
     )
-    site.log_search(db, query, len(rows))
-    empty = f'<p class="empty" id="no_results">No contacts found for \u201c{e(query)}\u201d</p>'
-    return site.screen(
-        "Search", search_form("/search", "Search contacts", query) + (_list(rows) or empty), up="/"
+    return site.search_screen(
+        db, query, len(rows), _list(rows), "Search", "Search contacts", "No contacts found for"
     )
 
 

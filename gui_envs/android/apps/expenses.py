@@ -126,10 +126,8 @@ def _search(site: Expenses, db: sqlite3.Connection, req: Request) -> Response:
     count = (
         db.execute("SELECT COUNT(*) FROM expenses WHERE name LIKE ?", (like,)).fetchone()[0] if query else 0
     )
-    site.log_search(db, query, count)
     rows = _rows(db, "name LIKE ?", (like,)) if query else ""
-    empty = f'<p class="empty" id="no_results">No expenses match \u201c{e(query)}\u201d</p>'
-    return site.screen("Search", search_form("/search", "Search expenses", query) + (rows or empty), up="/")
+    return site.search_screen(db, query, count, rows, "Search", "Search expenses", "No expenses match")
 
 
 @Expenses.router.get("/account/<aid>")

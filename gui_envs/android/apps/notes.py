@@ -14,6 +14,7 @@ from gui_envs.android.apps.base import (
     PhoneApp,
     appbar_submit,
     fab,
+    matching_rows,
     row_link,
     search_form,
     submit,
@@ -107,21 +108,11 @@ def _notes(site: Notes, db: sqlite3.Connection, req: Request) -> Response:
 @Notes.router.get("/search")
 def _search(site: Notes, db: sqlite3.Connection, req: Request) -> Response:
     query = req.arg("q")
-    like = f"%{query}%"
-    rows = (
-        list(
-            db.execute(
-                "SELECT id, title, body FROM notes WHERE title LIKE ? OR body LIKE ? ORDER BY id",
-                (like, like),
-            )
-        )
-        if query
-        else []
+    rows = matching_rows(
+        db, "SELECT id, title, body FROM notes WHERE title LIKE ? OR body LIKE ? ORDER BY id", query
     )
-    site.log_search(db, query, len(rows))
-    empty = f'<p class="empty" id="no_results">No notes match \u201c{e(query)}\u201d</p>'
-    return site.screen(
-        "Search notes", search_form("/search", "Search notes", query) + (_note_rows(rows) or empty), up="/"
+    return site.search_screen(
+        db, query, len(rows), _note_rows(rows), "Search notes", "Search notes", "No notes match"
     )
 
 

@@ -82,11 +82,9 @@ def _home(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
 def _search(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
     query = req.arg("q")
     hits = [x for x in ENTRIES if query and query.lower() in x[0].lower()]
-    site.log_search(db, query, len(hits))
     rows = "".join(row_link(page, title, summary, rid="search_result") for title, summary, page in hits)
-    empty = f'<p class="empty" id="no_results">No results for \u201c{e(query)}\u201d</p>'
-    return site.screen(
-        "Search settings", search_form("/search", "Search settings", query) + (rows or empty), up="/"
+    return site.search_screen(
+        db, query, len(hits), rows, "Search settings", "Search settings", "No results for"
     )
 
 

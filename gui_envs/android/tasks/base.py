@@ -344,6 +344,19 @@ def stop(answer: str | None = None, status: str = "success") -> Do:
     return Do(Action.stop(answer=answer, status=status))
 
 
-def search(hint: str, query: str) -> list[PlanStep]:
-    """Type ``query`` into the search field labelled ``hint`` and press enter."""
+def search(query: str) -> list[PlanStep]:
+    """Type ``query`` into the screen's search box (every app's is ``search_box``) and press enter."""
     return [type_into("search_box", query), press_enter()]
+
+
+def search_in(app_label: str, query: str) -> list[PlanStep]:
+    """Open the app labelled ``app_label`` and :func:`search` it for ``query``."""
+    return [open_app(app_label), *search(query)]
+
+
+def search_then_give_up(app_label: str, missing: str) -> list[PlanStep]:
+    """The plan of an :class:`InfeasibleTask`: search the app for ``missing``, see no results, stop as infeasible.
+
+    The search is what the judge reads (:meth:`InfeasibleTask.looked`), so it cannot be skipped.
+    """
+    return [*search_in(app_label, missing), stop(status="infeasible")]

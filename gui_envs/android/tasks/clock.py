@@ -9,7 +9,7 @@ from gui_envs.android.tasks.base import (
     PlanStep,
     StateTask,
     open_app,
-    press_enter,
+    search,
     stop,
     tap,
     type_into,
@@ -196,8 +196,7 @@ class AddWorldCity(StateTask):
             open_app("Clock"),
             tap("Clock", rid="tab_clock"),
             tap("Add city"),
-            type_into("search_box", self.city),
-            press_enter(),
+            *search(self.city),
             tap(self.city, rid="city"),
         ]
 

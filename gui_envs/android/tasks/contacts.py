@@ -10,7 +10,8 @@ from gui_envs.android.tasks.base import (
     PlanStep,
     StateTask,
     open_app,
-    press_enter,
+    search_in,
+    search_then_give_up,
     stop,
     tap,
     type_into,
@@ -28,12 +29,7 @@ def _phone(task: StateTask | AnswerTask) -> str:
 
 
 def _open(name: str) -> list[PlanStep]:
-    return [
-        open_app("Contacts"),
-        type_into("search_box", name),
-        press_enter(),
-        tap(name, rid="contact_row", contains=True),
-    ]
+    return [*search_in("Contacts", name), tap(name, rid="contact_row", contains=True)]
 
 
 class CreateContact(StateTask):
@@ -159,9 +155,4 @@ class MissingContact(InfeasibleTask):
         return f"Send me {self.missing}'s phone number from Contacts."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Contacts"),
-            type_into("search_box", self.missing),
-            press_enter(),
-            stop(status="infeasible"),
-        ]
+        return search_then_give_up("Contacts", self.missing)

@@ -10,7 +10,7 @@ from gui_envs.android.tasks.base import (
     PlanStep,
     StateTask,
     open_app,
-    press_enter,
+    search_then_give_up,
     stop,
     tap,
     type_into,
@@ -180,9 +180,4 @@ class DeleteMissingExpense(InfeasibleTask):
         return f"Delete the '{self.missing}' expense in Expenses."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Expenses"),
-            type_into("search_box", self.missing),
-            press_enter(),
-            stop(status="infeasible"),
-        ]
+        return search_then_give_up("Expenses", self.missing)

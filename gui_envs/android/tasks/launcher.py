@@ -9,10 +9,9 @@ from gui_envs.android.tasks.base import (
     PhoneState,
     PlanStep,
     StateTask,
-    press_enter,
+    search,
     stop,
     tap,
-    type_into,
 )
 
 LAUNCHER = Launcher.package
@@ -54,8 +53,7 @@ class OpenAppBySearch(StateTask):
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
-            type_into("search_box", self.target.label),
-            press_enter(),
+            *search(self.target.label),
             tap(self.target.label, rid="app_icon"),
         ]
 
@@ -69,4 +67,4 @@ class OpenMissingApp(InfeasibleTask):
         return f"Open the {self.missing} app."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [type_into("search_box", self.missing), press_enter(), stop(status="infeasible")]
+        return [*search(self.missing), stop(status="infeasible")]

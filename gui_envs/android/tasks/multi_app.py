@@ -6,7 +6,15 @@ from gui_envs.android.apps.contacts import Contacts, full_name
 from gui_envs.android.apps.expenses import ACCOUNTS, Expenses, money
 from gui_envs.android.apps.notes import Notes
 from gui_envs.android.apps.recipes import Recipes
-from gui_envs.android.tasks.base import PhoneState, PlanStep, StateTask, open_app, press_enter, tap, type_into
+from gui_envs.android.tasks.base import (
+    PhoneState,
+    PlanStep,
+    StateTask,
+    open_app,
+    search_in,
+    tap,
+    type_into,
+)
 
 NOTES = Notes.package
 
@@ -69,9 +77,7 @@ class NoteContactPhone(StateTask):
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
-            open_app("Contacts"),
-            type_into("search_box", self.full),
-            press_enter(),
+            *search_in("Contacts", self.full),
             tap(self.full, rid="contact_row", contains=True),
             open_app("Notes"),
             tap("New note"),
@@ -108,9 +114,7 @@ class FavouriteQuickestRecipe(StateTask):
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
-            open_app("Recipes"),
-            type_into("search_box", self.cuisine),
-            press_enter(),
+            *search_in("Recipes", self.cuisine),
             tap(self.recipe, rid="recipe_row", contains=True),
             tap("Add to favourites"),
         ]

@@ -11,7 +11,7 @@ from gui_envs.android.tasks.base import (
     StateTask,
     long_press,
     open_app,
-    press_enter,
+    search_then_give_up,
     stop,
     tap,
     type_into,
@@ -189,9 +189,4 @@ class MissingNote(InfeasibleTask):
         return f"Open my note '{self.missing}' and read it to me."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Notes"),
-            type_into("search_box", self.missing),
-            press_enter(),
-            stop(status="infeasible"),
-        ]
+        return search_then_give_up("Notes", self.missing)

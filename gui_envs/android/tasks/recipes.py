@@ -10,22 +10,17 @@ from gui_envs.android.tasks.base import (
     PlanStep,
     StateTask,
     open_app,
-    press_enter,
+    search_in,
+    search_then_give_up,
     stop,
     tap,
-    type_into,
 )
 
 RECIPES = Recipes.package
 
 
 def _find_recipe(name: str) -> list[PlanStep]:
-    return [
-        open_app("Recipes"),
-        type_into("search_box", name),
-        press_enter(),
-        tap(name, rid="recipe_row", contains=True),
-    ]
+    return [*search_in("Recipes", name), tap(name, rid="recipe_row", contains=True)]
 
 
 class FavouriteRecipe(StateTask):
@@ -112,12 +107,7 @@ class CountCuisine(AnswerTask):
         return f"How many recipes does a search for '{self.cuisine}' find in Recipes? Answer with a number."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Recipes"),
-            type_into("search_box", self.cuisine),
-            press_enter(),
-            stop(answer=self.reference_answer),
-        ]
+        return [*search_in("Recipes", self.cuisine), stop(answer=self.reference_answer)]
 
 
 class MissingRecipe(InfeasibleTask):
@@ -131,9 +121,4 @@ class MissingRecipe(InfeasibleTask):
         return f"Open the recipe for {self.missing} and add it to favourites."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Recipes"),
-            type_into("search_box", self.missing),
-            press_enter(),
-            stop(status="infeasible"),
-        ]
+        return search_then_give_up("Recipes", self.missing)

@@ -12,10 +12,10 @@ from gui_envs.android.tasks.base import (
     Target,
     find,
     open_app,
-    press_enter,
+    search_in,
+    search_then_give_up,
     stop,
     tap,
-    type_into,
 )
 
 SETTINGS = Settings.package
@@ -94,9 +94,7 @@ class WifiViaSearch(_Toggle):
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
-            open_app("Settings"),
-            type_into("search_box", "Bluetooth"),
-            press_enter(),
+            *search_in("Settings", "Bluetooth"),
             tap("Bluetooth", rid="search_result", contains=True),
             tap("Bluetooth", role="Switch"),
         ]
@@ -156,9 +154,4 @@ class MissingSetting(InfeasibleTask):
         return f"Turn on {self.missing} in Settings."
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [
-            open_app("Settings"),
-            type_into("search_box", self.missing),
-            press_enter(),
-            stop(status="infeasible"),
-        ]
+        return search_then_give_up("Settings", self.missing)

@@ -273,6 +273,29 @@ def svg_swatch(seed: int, colour: str, size: int = 96) -> str:
 
 # ----- seeded state ---------------------------------------------------------------------------------------
 
+
+def row_by_id(
+    db: sqlite3.Connection, table: str, row_id: str | int, what: str, live_only: bool = False
+) -> sqlite3.Row:
+    """The row of ``table`` whose ``id`` is ``row_id`` (a URL capture), for a handler to show or change.
+
+    Args:
+        db: The site's database.
+        table: The table to read (a name from the site's own schema, never from the request).
+        row_id: The id; one that is not a number raises ``ValueError``.
+        what: What a row is, for the error (``"listing"``).
+        live_only: Skip rows marked ``deleted``.
+
+    Raises:
+        LookupError: No such row; :meth:`Site.handle` turns it (and the ``ValueError``) into a 400 page.
+    """
+    live = " AND deleted = 0" if live_only else ""
+    row = db.execute(f"SELECT * FROM {table} WHERE id = ?{live}", (int(row_id),)).fetchone()
+    if row is None:
+        raise LookupError(f"no {what} {row_id}")
+    return row
+
+
 _TEMPLATES: OrderedDict[tuple[str, int], sqlite3.Connection] = OrderedDict()
 _TEMPLATES_LOCK = threading.Lock()
 _MAX_TEMPLATES = 32

@@ -18,6 +18,7 @@ from gui_envs.web.sites.base import (
     e,
     form,
     hidden,
+    row_by_id,
     svg_swatch,
     table,
     text_input,
@@ -87,10 +88,7 @@ class ClassifiedsSite(Site):
 
 
 def listing_row(db: sqlite3.Connection, lid: str | int) -> sqlite3.Row:
-    row = db.execute("SELECT * FROM listings WHERE id = ? AND deleted = 0", (int(lid),)).fetchone()
-    if row is None:
-        raise LookupError(f"no listing {lid}")
-    return row
+    return row_by_id(db, "listings", lid, "listing", live_only=True)
 
 
 def _line(l: sqlite3.Row) -> str:  # noqa: E741

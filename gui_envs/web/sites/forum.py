@@ -9,7 +9,7 @@ import sqlite3
 
 import numpy as np
 
-from gui_envs.web.sites.base import Request, Response, Router, Site, button, e, form, text_input
+from gui_envs.web.sites.base import Request, Response, Router, Site, button, e, form, row_by_id, text_input
 
 ME = "alex"
 USERS = ("alex", "bea_reads", "carlos_cooks", "dmitri", "emma_green", "farid", "gwen_lab", "hiro_trips")
@@ -101,10 +101,7 @@ class ForumSite(Site):
 
 
 def post_row(db: sqlite3.Connection, pid: str | int) -> sqlite3.Row:
-    row = db.execute("SELECT * FROM posts WHERE id = ? AND deleted = 0", (int(pid),)).fetchone()
-    if row is None:
-        raise LookupError(f"no post {pid}")
-    return row
+    return row_by_id(db, "posts", pid, "post", live_only=True)
 
 
 def my_vote(db: sqlite3.Connection, pid: int) -> int:

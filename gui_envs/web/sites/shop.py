@@ -18,6 +18,7 @@ from gui_envs.web.sites.base import (
     e,
     form,
     hidden,
+    row_by_id,
     svg_swatch,
     table,
     text_input,
@@ -132,10 +133,7 @@ class ShopSite(Site):
 
 
 def _product(db: sqlite3.Connection, pid: str | int) -> sqlite3.Row:
-    row = db.execute("SELECT * FROM products WHERE id = ?", (int(pid),)).fetchone()
-    if row is None:
-        raise LookupError(f"no product {pid}")
-    return row
+    return row_by_id(db, "products", pid, "product")
 
 
 def _card(p: sqlite3.Row) -> str:

@@ -17,6 +17,7 @@ scrolling first when the target is off-screen).
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -129,6 +130,24 @@ class InfeasibleTask(WebTask):
 
     def oracle_plan(self) -> list[PlanStep]:
         return [Stop(status="infeasible")]
+
+
+def path_of(url: str) -> str:
+    """The path of ``url`` without a trailing slash (``"/post/3"``), for judging which page is open.
+
+    >>> path_of("http://forum/post/3/?sort=top")
+    '/post/3'
+    """
+    return urllib.parse.urlsplit(url).path.rstrip("/")
+
+
+def query_of(url: str) -> dict[str, str]:
+    """The query arguments of ``url`` (the last value of a repeated one), for judging filters and searches.
+
+    >>> query_of("http://shop/?q=tea&sort=rating")
+    {'q': 'tea', 'sort': 'rating'}
+    """
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any
 
 from gui_envs.web.sites.classifieds import CATEGORIES, LOCATIONS
@@ -15,6 +14,8 @@ from gui_envs.web.tasks.base import (
     WebTask,
     click,
     fill,
+    path_of,
+    query_of,
     search,
 )
 
@@ -44,10 +45,6 @@ def open_listing(title: str) -> list[PlanStep]:
     return [*search("Keyword", title), click(title, tag="a")]
 
 
-def query_of(url: str) -> dict[str, str]:
-    return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
-
-
 class OpenListing(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.open_listing", 3
 
@@ -56,7 +53,7 @@ class OpenListing(ClassifiedsTask, StateTask):
         return f"Open the ad '{self.l['title']}'."
 
     def done(self, url: str) -> bool:
-        return urllib.parse.urlsplit(url).path.rstrip("/") == f"/listing/{self.l['id']}"
+        return path_of(url) == f"/listing/{self.l['id']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_listing(self.l["title"])

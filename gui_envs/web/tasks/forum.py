@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any
 
 from gui_envs.web.sites.forum import ME, SUBFORUMS
@@ -15,6 +14,7 @@ from gui_envs.web.tasks.base import (
     WebTask,
     click,
     fill,
+    path_of,
 )
 
 COMMENTS = (
@@ -51,10 +51,6 @@ class ForumTask(WebTask):
 def open_post(p: Any) -> list[PlanStep]:
     """From the index: open the post's subforum, then the post."""
     return [click(f"f/{p['subforum']}", tag="a"), click(p["title"], tag="a")]
-
-
-def path_of(url: str) -> str:
-    return urllib.parse.urlsplit(url).path.rstrip("/")
 
 
 class OpenSubforum(ForumTask, StateTask):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import Any
 
 from gui_envs.web.sites.shop import SHIPPING, money
@@ -15,6 +14,8 @@ from gui_envs.web.tasks.base import (
     WebTask,
     click,
     fill,
+    path_of,
+    query_of,
     search,
 )
 
@@ -57,7 +58,7 @@ class OpenProduct(ShopTask, StateTask):
         return f"Open the product page of the {self.p['name']}."
 
     def done(self, url: str) -> bool:
-        return urllib.parse.urlsplit(url).path.rstrip("/") == f"/product/{self.p['id']}"
+        return path_of(url) == f"/product/{self.p['id']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_product(self.p["name"])
@@ -70,7 +71,7 @@ class OpenWishlist(ShopTask, StateTask):
         return "Go to the wishlist page."
 
     def done(self, url: str) -> bool:
-        return urllib.parse.urlsplit(url).path.rstrip("/") == "/wishlist"
+        return path_of(url) == "/wishlist"
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Wishlist", tag="a")]
@@ -84,7 +85,7 @@ class SearchFor(ShopTask, StateTask):
         return f"Search the shop for '{self.q}'."
 
     def done(self, url: str) -> bool:
-        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+        query = query_of(url)
         return query.get("q", "").strip().lower() == self.q.lower()
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -106,7 +107,7 @@ class BrowseSorted(ShopTask, StateTask):
         return f"Show the {self.category} category sorted by '{self.sort_label}'."
 
     def done(self, url: str) -> bool:
-        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+        query = query_of(url)
         return (
             query.get("category") == self.category and query.get("sort") == self.sort and not query.get("q")
         )
