@@ -11,6 +11,7 @@ from gymnasium import spaces
 from gui_envs.actions import Action, coerce_action
 from gui_envs.android.env import MAX_TEXT, PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
+from gui_envs.web.ground import BANNER_PX, box_action_space, box_point, draw_instruction_banner
 from gui_envs.web.observation import CHARSET
 
 #: Screens grounding episodes are drawn from: (package, how many list rows deep to go: 0 or 1).
@@ -44,8 +45,13 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
     (screenshot pixels, default 360 x 800 for a 1080 x 2400 phone), ``elements`` (JSON ``Text``),
     ``instruction``, ``app`` and ``activity`` (``Text``).
 
-    **Action**: Action JSON / GUI-R1 text (or an ``Action``) whose ``point`` (screenshot pixels) or
-    ``element_id`` is the tap target.
+    With ``action_type="box"`` the observation is only the screenshot ``Box(0, 255, (H, W, 3), uint8)``,
+    with the instruction drawn in a dark banner over its top ``BANNER_PX`` rows (targets never sit under it).
+
+    **Action**: ``action_type="text"`` (default): Action JSON / GUI-R1 text (or an ``Action``) whose ``point``
+    (screenshot pixels) or ``element_id`` is the tap target; ``action_type="box"``:
+    ``Box(low=[0, 0], high=[W - 1, H - 1], (2,), float32)``, the tap point in screenshot pixels, so SB3
+    policies can train on it.
 
     **Reward**: 1.0 when the tap lies inside the target's bbox, else 0.0 (binary, as in grounding benchmarks).
     ``info["target_bbox"]`` = ``[x0, y0, x1, y1]`` screenshot pixels, for SSL-style shaping wrappers. The tap
@@ -55,11 +61,21 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
 
     Args:
         apps: labels of the apps whose screens are drawn from (default: every bundled app and the launcher).
+        action_type: ``"text"`` or ``"box"``.
         perform_click: also tap the phone (costs one device action and one observation).
         **kwargs: :class:`~gui_envs.android.env.PhoneEnvBase` options (``screenshot_scale``, ``headless``...).
     """
 
-    def __init__(self, apps: Sequence[str] | None = None, perform_click: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        apps: Sequence[str] | None = None,
+        perform_click: bool = False,
+        action_type: str = "text",
+        **kwargs: Any,
+    ) -> None:
+        if action_type not in ("text", "box"):
+            raise ValueError(f"action_type must be 'text' or 'box', got {action_type!r}")
+        self.action_type = action_type
         kwargs.setdefault("backend", "simulated")
         if kwargs["backend"] != "simulated":
             raise ValueError("GuiAndroidGround-v0 draws seeded screens, which needs the simulated phone")
@@ -71,8 +87,14 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
             raise ValueError(f"unknown apps {unknown}; choose from {sorted(installed)}")
         self.packages = [installed[a] for a in wanted]
         self.perform_click = perform_click
-        self.observation_space = spaces.Dict(self._base_spaces())
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        if action_type == "box":
+            screenshot_space = self._base_spaces()["screenshot"]
+            height, width = screenshot_space.shape[:2]
+            self.observation_space = screenshot_space
+            self.action_space = box_action_space(width, height)
+        else:
+            self.observation_space = spaces.Dict(self._base_spaces())
+            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
         self.target: UIElement | None = None
         self.instruction = ""
 
@@ -104,7 +126,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
             raise RuntimeError("no grounding target found on 10 screens")
         self.target = candidates[int(rng.integers(len(candidates)))]
         self.instruction = f"Tap {describe(self.target)}."
-        return self._base_obs(self.instruction), self._info(None, None)
+        return self._observation(), self._info(None, None)
 
     def _candidates(self) -> list[UIElement]:
         package = self._app[0]
@@ -120,35 +142,52 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         counts: dict[str, int] = {}
         for el in usable:
             counts[el.label.lower()] = counts.get(el.label.lower(), 0) + 1
-        return [el for el in usable if counts[el.label.lower()] == 1]
+        unique = [el for el in usable if counts[el.label.lower()] == 1]
+        if self.action_type == "box":
+            # The instruction banner covers the top rows of box-mode observations.
+            unique = [el for el in unique if el.bbox[1] * self.scale >= BANNER_PX]
+        return unique
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.target is None:
             raise RuntimeError("call reset() before step()")
-        parsed, error = coerce_action(action)
-        point: tuple[float, float] | None = None
-        if parsed is not None and parsed.point is not None:
-            point = parsed.point
-        elif parsed is not None and parsed.element_id is not None:
-            el = self.element(parsed.element_id)
-            if el is None:
-                error = f"no element with id {parsed.element_id!r} on the current screen"
-            else:
-                point = (el.center[0] * self.scale, el.center[1] * self.scale)
-        elif parsed is not None:
-            error = f"grounding needs a tap with a point or element_id, got {parsed.type}"
+        if self.action_type == "box":
+            point, error = box_point(action)
+        else:
+            point, error = self._text_action_point(action)
         hit = False
         if point is not None:
             x0, y0, x1, y1 = self._target_bbox()
             hit = x0 <= point[0] <= x1 and y0 <= point[1] <= y1
-            if self.perform_click and parsed is not None:
+            if self.perform_click:
                 error = self.act(Action.click(*point)) or error
-        return self._base_obs(self.instruction), 1.0 if hit else 0.0, True, False, self._info(error, hit)
+        return self._observation(), 1.0 if hit else 0.0, True, False, self._info(error, hit)
 
-    def oracle_action(self) -> Action:
-        """A tap at the centre of the target's bbox (screenshot pixels)."""
+    def _text_action_point(self, action: Any) -> tuple[tuple[float, float] | None, str | None]:
+        """The tap point (screenshot pixels) of a text-mode action, or why there is none."""
+        parsed, error = coerce_action(action)
+        if parsed is None:
+            return None, error
+        if parsed.point is not None:
+            return parsed.point, None
+        if parsed.element_id is not None:
+            el = self.element(parsed.element_id)
+            if el is None:
+                return None, f"no element with id {parsed.element_id!r} on the current screen"
+            return (el.center[0] * self.scale, el.center[1] * self.scale), None
+        return None, f"grounding needs a tap with a point or element_id, got {parsed.type}"
+
+    def oracle_action(self) -> Any:
+        """A tap at the centre of the target's bbox: a ``(2,)`` array in box mode, else an ``Action``."""
         x0, y0, x1, y1 = self._target_bbox()
-        return Action.click(float(round((x0 + x1) / 2)), float(round((y0 + y1) / 2)))
+        cx, cy = float(round((x0 + x1) / 2)), float(round((y0 + y1) / 2))
+        return np.array([cx, cy], np.float32) if self.action_type == "box" else Action.click(cx, cy)
+
+    def _observation(self) -> Any:
+        obs = self._base_obs(self.instruction)
+        if self.action_type == "box":
+            return draw_instruction_banner(obs["screenshot"], self.instruction)
+        return obs
 
     def _target_bbox(self) -> list[int]:
         assert self.target is not None, "call reset() first"

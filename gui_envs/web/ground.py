@@ -94,9 +94,7 @@ class GuiWebGroundEnv(WebEnvBase):
         width, height = self.viewport
         if action_type == "box":
             self.observation_space = spaces.Box(0, 255, (height, width, 3), np.uint8)
-            self.action_space = spaces.Box(
-                np.zeros(2, np.float32), np.array([width - 1, height - 1], np.float32), dtype=np.float32
-            )
+            self.action_space = box_action_space(width, height)
         else:
             self.observation_space = spaces.Dict(self._base_spaces())
             self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
@@ -149,11 +147,7 @@ class GuiWebGroundEnv(WebEnvBase):
         error = None
         point: tuple[float, float] | None = None
         if self.action_type == "box":
-            arr = np.asarray(action, dtype=np.float64).reshape(-1)
-            if arr.shape != (2,) or not np.all(np.isfinite(arr)):
-                error = f"a box action is two finite numbers (x, y) in pixels, got {action!r}"
-            else:
-                point = (float(arr[0]), float(arr[1]))
+            point, error = box_point(action)
         else:
             parsed, error = coerce_action(action)
             if parsed is not None and parsed.point is not None:
@@ -183,7 +177,7 @@ class GuiWebGroundEnv(WebEnvBase):
 
     def _observe(self) -> Any:
         if self.action_type == "box":
-            return _banner(self._frame, self.instruction)
+            return draw_instruction_banner(self._frame, self.instruction)
         return self._base_obs(self.instruction)
 
     def _info(self, error: str | None, hit: bool | None) -> dict[str, Any]:
@@ -201,8 +195,29 @@ class GuiWebGroundEnv(WebEnvBase):
         }
 
 
-def _banner(image: np.ndarray, text: str) -> np.ndarray:
-    """Draw ``text`` in a dark banner over the top :data:`BANNER_PX` pixels of a copy of ``image``."""
+def box_action_space(width: int, height: int) -> spaces.Box:
+    """The ``Box`` action of box-mode grounding: a point ``(x, y)`` in screenshot pixels, inside the image."""
+    return spaces.Box(
+        np.zeros(2, np.float32), np.array([width - 1, height - 1], np.float32), dtype=np.float32
+    )
+
+
+def box_point(action: Any) -> tuple[tuple[float, float] | None, str | None]:
+    """The ``(x, y)`` pixel point of a box-mode action, or why it is not one. Never raises."""
+    try:
+        arr = np.asarray(action, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        arr = np.empty(0)
+    if arr.shape != (2,) or not np.all(np.isfinite(arr)):
+        return None, f"a box action is two finite numbers (x, y) in pixels, got {action!r}"
+    return (float(arr[0]), float(arr[1])), None
+
+
+def draw_instruction_banner(image: np.ndarray, text: str) -> np.ndarray:
+    """Draw ``text`` in a dark banner over the top :data:`BANNER_PX` pixels of a copy of ``image``.
+
+    Box-mode observations are the screenshot alone, so an image-only policy reads its instruction here.
+    """
     from PIL import Image, ImageDraw
 
     canvas = Image.fromarray(image)

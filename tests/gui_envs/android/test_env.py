@@ -201,3 +201,25 @@ def test_cli_records_oracle_trajectories_with_screenshots(tmp_path: Path) -> Non
         assert traj.steps and all(
             s.screenshot is not None and s.screenshot.shape == (800, 360, 3) for s in traj.steps
         )
+
+
+def test_ground_box_mode_trains_like_gui_web_ground() -> None:
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gym.make("GuiAndroidGround-v0", action_type="box")
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+        sb3_check_env(env.unwrapped, warn=False)
+        obs, info = env.reset(seed=4)
+        assert obs.shape == (800, 360, 3) and obs.dtype == np.uint8 and env.action_space.shape == (2,)
+        assert info["target_bbox"][1] >= 22  # never under the instruction banner
+        banner = obs[:22]  # dark, with the instruction in yellow
+        assert (banner == 0).all(axis=2).mean() > 0.5
+        assert ((banner[..., 0] > 200) & (banner[..., 2] < 80)).any()
+        _, reward, terminated, _, _ = env.step(env.unwrapped.oracle_action())
+        assert reward == 1.0 and terminated
+        env.reset(seed=4)
+        _, reward, _, _, info = env.step(np.array([np.nan, 3.0], np.float32))
+        assert reward == 0.0 and "two finite numbers" in info["action_error"]
+    finally:
+        env.close()
