@@ -65,8 +65,12 @@ NAV_FLAG_SCRIPT = (
     "addEventListener('submit', (e) => { setTimeout(() => {"
     " if (!e.defaultPrevented) window.__guigymLeaving = true; }, 0); });"
 )
-# Asks whether the document is being replaced (see NAV_FLAG_SCRIPT); shared with the simulated phone.
-LEAVING_JS = "() => new Promise(r => setTimeout(() => r(window.__guigymLeaving === true), 0))"
+# Asks whether the document is being replaced (see NAV_FLAG_SCRIPT): "leaving", else the document's
+# readyState, so a page that has already loaded needs no second round trip to wait for its load event.
+LEAVING_JS = (
+    "() => new Promise(r => setTimeout("
+    "() => r(window.__guigymLeaving === true ? 'leaving' : document.readyState), 0))"
+)
 
 
 def key_name(key: str) -> str:
@@ -255,13 +259,15 @@ def settle(page: Any, timeout_ms: float, blocked_documents: Callable[[], int], b
         try:
             # A form submission starts its navigation from a task queued by the click, so let queued tasks
             # run (one zero-delay timer) before asking whether the document is being replaced.
-            leaving = page.evaluate(LEAVING_JS)
+            state = page.evaluate(LEAVING_JS)
         except PlaywrightError as exc:
             if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
                 raise
             context_gone = True
         else:
-            if not leaving:
+            if state == "complete":
+                return
+            if state != "leaving":
                 page.wait_for_load_state("load", timeout=timeout_ms)
                 return
             if blocked_documents() != blocked_before:

@@ -10,13 +10,18 @@ from playwright.sync_api import Error as PlaywrightError
 from gui_envs.web import executor
 from gui_envs.web.session import BrowserTimeoutError
 
-GONE = "Execution context was destroyed, most likely because of a navigation"
+GONE = PlaywrightError("Execution context was destroyed, most likely because of a navigation")
+CLOSED = PlaywrightError("Target page, context or browser has been closed")
 
 
 class ScriptedPage:
-    """Answers ``evaluate(LEAVING_JS)`` from a script (``True``, ``False`` or an error) and logs every call."""
+    """Answers ``evaluate(LEAVING_JS)`` from a script and logs every call.
 
-    def __init__(self, answers: list[bool | str]) -> None:
+    Each answer is what the page says: ``"leaving"``, a ``document.readyState`` (``"loading"``,
+    ``"interactive"``, ``"complete"``), or a Playwright error to raise.
+    """
+
+    def __init__(self, answers: list[str | PlaywrightError]) -> None:
         self.answers = list(answers)
         self.calls: list[str] = []
 
@@ -24,10 +29,11 @@ class ScriptedPage:
         if script != executor.LEAVING_JS:
             self.calls.append("clear_flag")
             return None
-        answer = self.answers.pop(0) if self.answers else True  # still leaving: only the deadline ends it
+        answer = self.answers.pop(0) if self.answers else "leaving"  # only the deadline ends it
+        if isinstance(answer, PlaywrightError):
+            self.calls.append("ask:error")
+            raise answer
         self.calls.append(f"ask:{answer}")
-        if isinstance(answer, str):
-            raise PlaywrightError(answer)
         return answer
 
     def wait_for_load_state(self, state: str, timeout: float) -> None:
@@ -44,23 +50,30 @@ class ScriptedPage:
 def test_destroyed_context_waits_for_the_new_document() -> None:
     # Another origin swaps the renderer: the old context is gone before the new document answers. Waiting for
     # "load" right away would answer for the old document, so settle must ask again until one answers.
-    page = ScriptedPage([GONE, GONE, False])
+    page = ScriptedPage([GONE, GONE, "interactive"])
     executor.settle(page, 1000, lambda: 0, 0)
-    assert page.calls == [f"ask:{GONE}", "sleep", f"ask:{GONE}", "sleep", "ask:False", "load_state"]
+    assert page.calls == ["ask:error", "sleep", "ask:error", "sleep", "ask:interactive", "load_state"]
 
 
 def test_no_navigation_returns_after_one_question() -> None:
-    page = ScriptedPage([False])
+    # The page is not leaving and has loaded: no second round trip to wait for "load".
+    page = ScriptedPage(["complete"])
     executor.settle(page, 1000, lambda: 0, 0)
-    assert page.calls == ["ask:False", "load_state"]
+    assert page.calls == ["ask:complete"]
+
+
+def test_a_page_still_loading_is_waited_for() -> None:
+    page = ScriptedPage(["loading"])
+    executor.settle(page, 1000, lambda: 0, 0)
+    assert page.calls == ["ask:loading", "load_state"]
 
 
 def test_blocked_navigation_clears_the_flag() -> None:
     # The router refused the document request before settle was called: counting from before the action
     # is what tells the wait to stop.
-    page = ScriptedPage([True])
+    page = ScriptedPage(["leaving"])
     executor.settle(page, 1000, lambda: 1, 0)
-    assert page.calls == ["ask:True", "clear_flag"]
+    assert page.calls == ["ask:leaving", "clear_flag"]
 
 
 def test_endless_navigation_times_out() -> None:
@@ -70,6 +83,6 @@ def test_endless_navigation_times_out() -> None:
 
 
 def test_other_page_errors_propagate() -> None:
-    page = ScriptedPage(["Target page, context or browser has been closed"])
+    page = ScriptedPage([CLOSED])
     with pytest.raises(PlaywrightError, match="has been closed"):
         executor.settle(page, 1000, lambda: 0, 0)
