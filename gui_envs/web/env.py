@@ -111,7 +111,11 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
 
         def work(h: SessionHandles) -> tuple[PageView, bytes]:
             h.context.clear_cookies()
-            h.page.goto(url, wait_until="load")
+            # A new page per episode, whose first history entry is replaced by the start page: "back" can
+            # reach neither an earlier episode's pages nor about:blank.
+            page = h.fresh_page()
+            with page.expect_navigation(wait_until="load"):
+                page.evaluate("u => location.replace(u)", url)
             return self._observe_in_thread(h.page)
 
         self._absorb(*self._ensure_session().call(work))

@@ -64,6 +64,7 @@ class SessionHandles:
         context: the ``BrowserContext`` (one per session; routing is installed here).
         page: the one ``Page``.
         extra: room for per-env objects (for example a CDP session).
+        on_page_crash: the crash listener every page of the session carries.
     """
 
     playwright: Any
@@ -71,6 +72,19 @@ class SessionHandles:
     context: Any
     page: Any
     extra: dict[str, Any] = field(default_factory=dict)
+    on_page_crash: Callable[[Any], None] | None = None
+
+    def fresh_page(self) -> Any:
+        """Replace ``page`` with a new page in the same context and close the old one.
+
+        A new page has an empty history, so ``back`` cannot reach a page of an earlier episode. Routing and
+        init scripts live on the context and carry over.
+        """
+        old, self.page = self.page, self.context.new_page()
+        if self.on_page_crash is not None:
+            self.page.on("crash", self.on_page_crash)
+        old.close()
+        return self.page
 
 
 @dataclass
@@ -148,10 +162,16 @@ class _Worker:
         )
         context.set_default_timeout(self.call_timeout_s * 1000)
         context.set_default_navigation_timeout(self.call_timeout_s * 1000)
+
+        def on_page_crash(_page: Any) -> None:
+            self.mark_dead("the page's renderer crashed")
+
         page = context.new_page()
-        page.on("crash", lambda _p: self.mark_dead("the page's renderer crashed"))
+        page.on("crash", on_page_crash)
         self.refresh_tree()
-        self.handles = SessionHandles(playwright=pw, browser=browser, context=context, page=page)
+        self.handles = SessionHandles(
+            playwright=pw, browser=browser, context=context, page=page, on_page_crash=on_page_crash
+        )
         if self.setup is not None:
             self.setup(self.handles)
 

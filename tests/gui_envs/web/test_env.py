@@ -144,3 +144,15 @@ def test_outside_requests_are_blocked() -> None:
         assert any("evil.example.org/steal" in u for u in blocked)
         assert info["action_error"] is None and "leaky" in info["url"]
     assert isinstance(Request.from_url("GET", "http://x/a?b=1").query, dict)
+
+
+def test_reset_starts_a_fresh_history(web_env: GuiWebEnv) -> None:
+    # Play into an earlier episode, then reset: "back" on the new start page must not reach the old pages.
+    web_env.reset(options={"task": "shop.add_to_wishlist", "seed": 3})
+    for _ in range(3):
+        web_env.step(web_env.oracle_action())
+    obs, _ = web_env.reset(options={"task": "shop.open_wishlist", "seed": 1})
+    start = obs["url"]
+    obs, _, _, _, info = web_env.step(Action.navigate("back"))
+    assert info["action_error"] is None
+    assert obs["url"] == start
