@@ -52,6 +52,8 @@ class Step:
         terminated: the episode ended by reaching a terminal state at this step.
         truncated: the episode was cut off (step limit) at this step.
         info: the JSON-safe part of the env's ``info``.
+        privileged: the env's privileged facts about the state the action was taken in (target box,
+            reference answer...; see :mod:`gui_envs.privileged`), for rewards and trainers; no agent reads it.
         action_error: why the action was rejected, if it was.
         token_ids: generated token ids, for trainers.
         logprobs: log-probabilities of ``token_ids`` under the sampling policy.
@@ -67,6 +69,7 @@ class Step:
     terminated: bool = False
     truncated: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    privileged: dict[str, Any] = field(default_factory=dict)
     action_error: str | None = None
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None
@@ -83,6 +86,7 @@ class Step:
             "terminated": bool(self.terminated),
             "truncated": bool(self.truncated),
             "info": to_jsonable(self.info),
+            "privileged": to_jsonable(self.privileged),
             "action_error": self.action_error,
             "token_ids": self.token_ids,
             "logprobs": self.logprobs,
@@ -101,6 +105,7 @@ class Step:
             terminated=bool(record.get("terminated", False)),
             truncated=bool(record.get("truncated", False)),
             info=dict(record.get("info") or {}),
+            privileged=dict(record.get("privileged") or {}),
             action_error=record.get("action_error"),
             token_ids=record.get("token_ids"),
             logprobs=record.get("logprobs"),
