@@ -373,6 +373,7 @@ class GuiWebEnv(WebEnvBase):
         self._steps = 0
         self._take_blocked()
         self._load(self.home_url)
+        self.task.visited.append(self._view.url)
         return self._obs(), self._info(None, score=0.0)
 
     @property
@@ -391,6 +392,7 @@ class GuiWebEnv(WebEnvBase):
         action_bbox = observation.clip_bbox(target["bbox"], self.viewport) if target is not None else None
         if parsed is not None and stop is None:
             error = self._act(parsed, self.home_url)
+            self.task.visited.append(self._view.url)  # infeasible judges check the agent looked
         if pending is not None and parsed == pending[0] and error is None:
             self._plan_index = pending[1]
         reward = -self.invalid_action_penalty if error else 0.0
