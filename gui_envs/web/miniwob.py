@@ -183,9 +183,13 @@ class MiniWoBEnv(WebEnvBase):
             "reason": state["reason"],
             "action_error": error,
             "blocked_requests": self._take_blocked(),
-            "target_bbox": None,
             "url": self._view.url,
         }
+
+    def privileged(self) -> dict[str, Any]:
+        """MiniWoB's page judges itself and names no target: ``target_bbox`` is ``None`` (reward wrappers
+        pass the page's reward through); see :mod:`gui_envs.privileged`."""
+        return {"target_bbox": None}
 
 
 __all__ = ["MINIWOB_TASKS", "MiniWoBEnv", "MiniWoBNotInstalledError"]

@@ -172,8 +172,8 @@ def test_no_secret_reaches_the_agent_grounding_and_miniwob(env_id: str) -> None:
     try:
         if env_id.startswith("GuiWeb-MiniWoB"):
             # MiniWoB's reward is computed by the page itself: the env holds no answer to leak.
-            env.reset(seed=0)
-            assert not set(env.step({"type": "wait"})[-1]) & PRIVILEGED_KEYS
+            _, info = env.reset(seed=0)
+            assert not (set(info) | set(env.step({"type": "wait"})[-1])) & PRIVILEGED_KEYS
             return
         play_and_search(env, [None, None, None])
     finally:
