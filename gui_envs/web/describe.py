@@ -121,7 +121,11 @@ _GROUP_NOUN = {"card": "product", "post": "entry in the list", "tr": "row of the
 
 
 def ordinal(index: int, count: int) -> str:
-    """``ordinal(2, 5) == "second"``; 1-based ``index``, ``"last"`` for the last of more than three."""
+    """The word for the 1-based ``index`` of ``count`` items; ``"last"`` for the last of more than three.
+
+    >>> ordinal(2, 5), ordinal(5, 5), ordinal(3, 3)
+    ('second', 'last', 'third')
+    """
     if index == count and count > 3:
         return "last"
     return _ORDINALS[index - 1] if index <= len(_ORDINALS) else f"{index}th"
@@ -216,7 +220,11 @@ def candidate_descriptions(
 
 
 def screen_region(bbox: list[float], viewport: tuple[int, int]) -> str:
-    """Which ninth of the viewport holds the bbox centre: ``top left`` ... ``bottom right``."""
+    """Which ninth of the viewport (pixels) holds the bbox centre: ``top left`` ... ``bottom right``.
+
+    >>> screen_region([0, 0, 10, 10], (1280, 720)), screen_region([600, 300, 680, 420], (1280, 720))
+    ('top left', 'centre')
+    """
     width, height = viewport
     cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
     row = ("top", "middle", "bottom")[min(2, int(3 * cy / height))]
