@@ -30,6 +30,7 @@ def test_click_test_and_enter_text() -> None:
         assert env.unwrapped._session.call(lambda h: h.page.evaluate("core.EPISODE_MAX_TIME")) > 10**9
         _, reward, terminated, _, info = env.step(Action.click_element(button["id"]))
         assert terminated and reward > 0.99 and info["success"]
+        assert info["reason"] is None  # the page ended with reason undefined: None, not 'undefined'
         a = parse_elements(env.reset(seed=5)[0]["elements"])
         b = parse_elements(env.reset(seed=5)[0]["elements"])
         assert [e["bbox"] for e in a] == [e["bbox"] for e in b]  # seeded through Math.seedrandom
