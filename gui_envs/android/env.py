@@ -308,7 +308,7 @@ class GuiAndroidEnv(PhoneEnvBase):
       ``W, H = 360, 800`` screenshot pixels for a 1080 x 2400 device);
     * ``elements``: ``Text``, a JSON list parsed from the uiautomator hierarchy
       (:func:`~gui_envs.android.hierarchy.parse_hierarchy`), each ``{"id", "role", "text", "value", "bbox":
-      [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package"}``;
+      [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package", "tag"}`` (``tag`` = ``class``);
     * ``instruction``, ``app`` (foreground package) and ``activity``: ``Text``; ``step``: ``Discrete(max_steps + 1)``.
 
     **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes

@@ -11,6 +11,7 @@ from gymnasium import spaces
 from gui_envs.actions import Action, coerce_action
 from gui_envs.android.env import MAX_TEXT, PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
+from gui_envs.web.describe import ordinal, pick
 from gui_envs.web.ground import BANNER_PX, box_action_space, box_point, draw_instruction_banner
 from gui_envs.web.observation import CHARSET
 
@@ -19,7 +20,7 @@ _DEPTHS = (0, 0, 1)
 
 
 def describe(el: UIElement) -> str:
-    """A referring expression for an element: ``the "Save" button``, ``the "Search notes" field``."""
+    """The exact-text expression of ``describe="text"``: ``the "Save" button``, ``the "Search notes" field``."""
     role, label = el.role, el.label
     if el.editable:
         return f'the "{label}" field'
@@ -34,12 +35,113 @@ def describe(el: UIElement) -> str:
     return f'"{label}"'
 
 
+#: What each bundled app is for, by its label: app icons are described by function, not by name.
+_APP_FUNCTION: dict[str, str] = {
+    "clock": "the alarm and timer app",
+    "contacts": "the address book app",
+    "expenses": "the app that tracks spending",
+    "notes": "the note-taking app",
+    "recipes": "the cooking app",
+    "settings": "the app with the phone's preferences",
+}
+
+#: Button functions by the last part of the resource id (never the button's label).
+_BUTTON_FUNCTION: dict[str, str] = {
+    "delete": "the button that removes this item for good",
+    "save": "the button that keeps your changes",
+    "action_save": "the tick in the top bar that keeps your changes",
+    "fab": "the round floating button at the bottom right",
+    "add_city": "the round floating button at the bottom right",
+    "star": "the button that marks this person as a favourite or unmarks them",
+    "lap": "the button that records a split time",
+    "reset": "the button that sets the stopwatch back to zero",
+}
+
+#: What a list row shows, by its resource id's stem (``note_row`` -> note).
+_ROW_NOUN: dict[str, str] = {"dashboard_tile": "settings category", "todo_item": "task", "search_result": "result"}
+
+
+def _kind(el: UIElement) -> str:
+    if el.editable:
+        return "text box"
+    if el.role == "Switch":
+        return "switch"
+    if el.role in ("CheckBox", "RadioButton") or el.checkable:
+        return "option"
+    if el.role == "LinearLayout":
+        return "row"
+    if el.resource_id.endswith(":id/app_icon"):
+        return "app icon"
+    return "button"
+
+
+def _region(bbox: Sequence[float], size: tuple[float, float]) -> str:
+    """Which ninth of the screen holds the bbox centre (``top left`` ... ``bottom right``)."""
+    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+    row = ("top", "middle", "bottom")[min(2, int(3 * cy / size[1]))]
+    col = ("left", "centre", "right")[min(2, int(3 * cx / size[0]))]
+    return "centre" if (row, col) == ("middle", "centre") else f"{row} {col}"
+
+
+def structural_descriptions(candidates: list[UIElement], size: tuple[float, float]) -> dict[str, list[str]]:
+    """ScreenSpot-style descriptions (function, position, paraphrase) that fit exactly one candidate.
+
+    Args:
+        candidates: the screen's tappable elements, in hierarchy order.
+        size: the screen's ``(width, height)`` in device pixels, for coarse positions.
+
+    Returns:
+        id -> descriptions no other candidate shares (possibly empty).
+    """
+    by_kind: dict[str, list[UIElement]] = {}
+    for el in candidates:
+        by_kind.setdefault(_kind(el), []).append(el)
+    options: dict[str, list[str]] = {}
+    for kind, group in by_kind.items():
+        top_down = sorted(group, key=lambda e: (e.bbox[1], e.bbox[0]))
+        for el in group:
+            rid = el.resource_id.rsplit("/", 1)[-1]
+            out = []
+            if kind == "app icon":
+                rows = sorted({e.bbox[1] for e in group})
+                cols = sorted({e.bbox[0] for e in group})
+                out.append(
+                    f"the app icon in row {rows.index(el.bbox[1]) + 1}, column {cols.index(el.bbox[0]) + 1} "
+                    "of the app grid"
+                )
+                if el.label.lower() in _APP_FUNCTION:
+                    out.append(f"the icon of {_APP_FUNCTION[el.label.lower()]}")
+            elif kind == "row":
+                same = [e for e in top_down if e.resource_id == el.resource_id]
+                noun = _ROW_NOUN.get(rid, rid.removesuffix("_row").replace("_", " ") or "item")
+                out.append(f"the {ordinal(same.index(el) + 1, len(same))} {noun} in the list")
+            elif rid in _BUTTON_FUNCTION:
+                out.append(_BUTTON_FUNCTION[rid])
+            index = top_down.index(el) + 1
+            if index <= 5:
+                out.append(f"the {ordinal(index, len(top_down))} {kind} from the top of the screen")
+            out.append(f"the {kind} at the {_region(el.bbox, size)} of the screen")
+            options[el.id] = out
+    owners: dict[str, int] = {}
+    for texts in options.values():
+        for text in set(texts):
+            owners[text] = owners.get(text, 0) + 1
+    return {i: [t for t in dict.fromkeys(texts) if owners[t] == 1] for i, texts in options.items()}
+
+
 class GuiAndroidGroundEnv(PhoneEnvBase):
     """One-step GUI grounding on phone screens: "tap <description>" on a seeded screen of a bundled app.
 
     **Episode**: ``reset`` restores the apps for the reset's seed, opens a screen (the home screen or an app's
-    main screen, sometimes one list item deeper), and picks a clickable element in the foreground app whose
-    label is unique on the screen; one ``step`` ends the episode (``terminated=True``).
+    main screen, sometimes one list item deeper), and picks a tappable element in the foreground app; one
+    ``step`` ends the episode (``terminated=True``).
+
+    **Instruction**: with ``describe="structure"`` (default) the target is described as ScreenSpot describes
+    it, by function, position or paraphrase, never by its label: "Tap the icon of the cooking app.", "Tap the
+    third contact in the list.", "Tap the button that removes this item for good.", "Tap the text box at the
+    top centre of the screen." (only descriptions that fit exactly one candidate are used). With
+    ``describe="text"`` it quotes the target's label, unique on the screen (``Tap the "Save" button.``), which a
+    string matcher over ``elements`` solves (see ``benchmarks/ground_baselines.py``).
 
     **Observation**: as ``GuiAndroid-v0`` without ``step``: ``screenshot`` ``Box(0, 255, (H, W, 3), uint8)``
     (screenshot pixels, default 360 x 800 for a 1080 x 2400 phone), ``elements`` (JSON ``Text``),
@@ -58,12 +160,14 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
     (the target never appears in ``info``; see :mod:`gui_envs.privileged`). The tap
     is not performed unless ``perform_click=True``.
 
-    Version history: v0, initial release.
+    Version history: v0, initial release; ``describe`` added (default ``"structure"``; ``"text"`` keeps the
+    label-quoting instructions).
 
     Args:
         apps: labels of the apps whose screens are drawn from (default: every bundled app and the launcher).
         action_type: ``"text"`` or ``"box"``.
         perform_click: also tap the phone (costs one device action and one observation).
+        describe: ``"structure"`` (function / position / paraphrase) or ``"text"`` (quote the label).
         **kwargs: :class:`~gui_envs.android.env.PhoneEnvBase` options (``screenshot_scale``, ``headless``...).
     """
 
@@ -72,11 +176,14 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         apps: Sequence[str] | None = None,
         perform_click: bool = False,
         action_type: str = "text",
+        describe: str = "structure",
         **kwargs: Any,
     ) -> None:
         if action_type not in ("text", "box"):
             raise ValueError(f"action_type must be 'text' or 'box', got {action_type!r}")
-        self.action_type = action_type
+        if describe not in ("structure", "text"):
+            raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
+        self.action_type, self.describe = action_type, describe
         kwargs.setdefault("backend", "simulated")
         if kwargs["backend"] != "simulated":
             raise ValueError("GuiAndroidGround-v0 draws seeded screens, which needs the simulated phone")
@@ -107,7 +214,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         rng = np.random.default_rng([screen_seed, 13])
         phone = self.backend
         phone.restore(screen_seed)  # type: ignore[attr-defined]
-        candidates: list[UIElement] = []
+        described: dict[str, list[str]] = {}
         for _ in range(10):
             package = self.packages[int(rng.integers(len(self.packages)))]
             if package != "com.guigym.launcher":
@@ -120,34 +227,39 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
                 if rows:
                     phone.click(*rows[int(rng.integers(len(rows)))].center)
                     self._observe()
-            candidates = self._candidates()
-            if candidates:
+            described = self._described()
+            if described:
                 break
-        if not candidates:  # pragma: no cover - every bundled screen has a labelled button
+        if not described:  # pragma: no cover - every bundled screen has a labelled button
             raise RuntimeError("no grounding target found on 10 screens")
-        self.target = candidates[int(rng.integers(len(candidates)))]
-        self.instruction = f"Tap {describe(self.target)}."
+        ids = list(described)
+        self.target = self.element(ids[int(rng.integers(len(ids)))])
+        assert self.target is not None
+        self.instruction = f"Tap {pick(described[self.target.id], rng)}."
         return self._observation(), self._info(None, None)
 
-    def _candidates(self) -> list[UIElement]:
+    def _described(self) -> dict[str, list[str]]:
+        """Candidate id -> its descriptions (``describe`` mode), for candidates with at least one."""
         package = self._app[0]
         usable = [
             el
             for el in self._elements
             if el.package == package
             and (el.clickable or el.checkable or el.editable)
-            and any(c.isalpha() for c in el.label)
             and (el.bbox[2] - el.bbox[0]) * (el.bbox[3] - el.bbox[1]) >= 400
-            and len(el.label) <= 60
         ]
-        counts: dict[str, int] = {}
-        for el in usable:
-            counts[el.label.lower()] = counts.get(el.label.lower(), 0) + 1
-        unique = [el for el in usable if counts[el.label.lower()] == 1]
         if self.action_type == "box":
             # The instruction banner covers the top rows of box-mode observations.
-            unique = [el for el in unique if el.bbox[1] * self.scale >= BANNER_PX]
-        return unique
+            usable = [el for el in usable if el.bbox[1] * self.scale >= BANNER_PX]
+        if self.describe == "structure":
+            size = (self.screen[0] / self.scale, self.screen[1] / self.scale)
+            out = structural_descriptions(usable, size)
+            return {i: texts for i, texts in out.items() if texts}
+        labelled = [el for el in usable if any(c.isalpha() for c in el.label) and len(el.label) <= 60]
+        counts: dict[str, int] = {}
+        for el in labelled:
+            counts[el.label.lower()] = counts.get(el.label.lower(), 0) + 1
+        return {el.id: [describe(el)] for el in labelled if counts[el.label.lower()] == 1}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.target is None:

@@ -115,7 +115,10 @@ class UIElement:
         return ((x0 + x1) / 2, (y0 + y1) / 2)
 
     def public(self, scale: float = 1.0) -> dict[str, Any]:
-        """The observation's JSON form; ``bbox`` in screenshot pixels (device pixels times ``scale``)."""
+        """The observation's JSON form; ``bbox`` in screenshot pixels (device pixels times ``scale``).
+
+        ``tag`` repeats ``class`` (the Android class name), the phone's counterpart of a web record's HTML tag.
+        """
         return {
             "id": self.id,
             "role": self.role,
@@ -126,6 +129,8 @@ class UIElement:
             "resource_id": self.resource_id,
             "content_desc": self.content_desc,
             "class": self.class_name,
+            # A view has no HTML tag; its class name stands in, so web and phone records share the key.
+            "tag": self.class_name,
             "package": self.package,
         }
 

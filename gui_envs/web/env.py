@@ -265,7 +265,8 @@ class GuiWebEnv(WebEnvBase):
 
     * ``screenshot``: ``Box(0, 255, (H, W, 3), uint8)``, the viewport (default ``W, H = 1280, 720`` pixels);
     * ``elements``: ``Text``, a JSON list of the visible elements, each ``{"id", "role", "text", "value",
-      "bbox": [x0, y0, x1, y1] (screenshot pixels), "clickable"}``; decode with
+      "bbox": [x0, y0, x1, y1] (screenshot pixels), "clickable", "tag", "type" (input type or ""),
+      "options" (a select's option texts, else [])}``; decode with
       :func:`gui_envs.web.observation.parse_elements`. Ids are stable within a page;
     * ``url`` and ``instruction``: ``Text``; ``step``: ``Discrete(max_steps + 1)``, steps taken;
     * ``som`` (``som=True``): the screenshot with Set-of-Marks boxes and ids drawn;

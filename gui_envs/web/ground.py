@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
+from gui_envs.web import describe as referring
 from gui_envs.web import observation
 from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.observation import CHARSET
@@ -42,7 +43,7 @@ def page_paths(state: SiteState) -> list[str]:
 
 
 def describe(el: dict[str, Any]) -> str:
-    """A referring expression for an element: ``the "Add to cart" button``."""
+    """The exact-text referring expression of ``describe="text"``: ``the "Add to cart" button``."""
     text, role = el["text"], el["role"]
     if el["tag"] == "a":
         return f'the link "{text}"'
@@ -59,8 +60,16 @@ class GuiWebGroundEnv(WebEnvBase):
     """One-step GUI grounding: "click <description>" on a seeded page of the bundled sites.
 
     **Episode**: ``reset`` loads a page drawn from the three sites (content seeded by the reset seed) and picks
-    a visible clickable element whose text is unique on the page; one ``step`` ends the episode
-    (``terminated=True``).
+    a visible clickable element; one ``step`` ends the episode (``terminated=True``).
+
+    **Instruction**: with ``describe="structure"`` (default) the target is described the way ScreenSpot
+    describes it, by function, position or paraphrase, never by quoting its visible text: "click the button
+    that puts "Orchid Pro Webcam" in the shopping basket", "click the name of the second product", "click the
+    box for where the parcel should be delivered", "click the third link of the menu at the top of the page"
+    (see :mod:`gui_envs.web.describe`; only descriptions that fit exactly one candidate on the page are used).
+    With ``describe="text"`` (the v0 behaviour before this option) it quotes the target's visible text, which
+    is unique on the page: ``click the "Add to cart" button``; a string matcher over ``elements`` solves that
+    form (see ``benchmarks/ground_baselines.py``).
 
     **Observation** (``action_type="text"``, default): ``Dict`` with ``screenshot`` ``Box(0, 255, (H, W, 3),
     uint8)``, ``elements`` (JSON ``Text``, as in ``GuiWeb-v0``), ``url`` and ``instruction`` (``Text``).
@@ -74,22 +83,29 @@ class GuiWebGroundEnv(WebEnvBase):
 
     **Reward**: 1.0 if the click point lies inside the target's bbox, else 0.0 (binary, as in grounding
     benchmarks). ``privileged()["target_bbox"]`` = ``[x0, y0, x1, y1]`` pixels (never in ``info``; see
-    :mod:`gui_envs.privileged`), so ``SweetSpotReward``-style shaping can wrap the env. The click is also performed in the browser, so
-    ``info["url"]`` shows where it led.
+    :mod:`gui_envs.privileged`), so ``SweetSpotReward``-style shaping can wrap the env. The click is judged
+    on the screenshot only and is not performed in the browser unless ``perform_click=True`` (then
+    ``info["url"]`` shows where it led).
 
-    Version history: v0, initial release.
+    Version history: v0, initial release; ``describe`` added (default ``"structure"``; ``"text"`` keeps the
+    exact-text instructions).
 
     Args:
         action_type: ``"text"`` or ``"box"``.
         perform_click: also execute the click in the browser (costs one page action).
+        describe: ``"structure"`` (function / position / paraphrase) or ``"text"`` (quote the visible text).
         **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
     """
 
-    def __init__(self, action_type: str = "text", perform_click: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self, action_type: str = "text", perform_click: bool = False, describe: str = "structure", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         if action_type not in ("text", "box"):
             raise ValueError(f"action_type must be 'text' or 'box', got {action_type!r}")
-        self.action_type, self.perform_click = action_type, perform_click
+        if describe not in ("structure", "text"):
+            raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
+        self.action_type, self.perform_click, self.describe = action_type, perform_click, describe
         self.states = {host: SiteState(site) for host, site in SITES.items()}
         width, height = self.viewport
         if action_type == "box":
@@ -117,29 +133,50 @@ class GuiWebGroundEnv(WebEnvBase):
             state = self.states[hosts[int(rng.integers(len(hosts)))]]
             paths = page_paths(state)
             self._load(state.site.origin + paths[int(rng.integers(len(paths)))])
-            candidates = self._candidates()
-            if candidates:
+            described = self._described() if self.describe == "structure" else self._text_described()
+            if described:
                 break
         else:  # pragma: no cover - every bundled site has clickable text
             raise RuntimeError("no grounding target found on 20 pages")
-        self.target = candidates[int(rng.integers(len(candidates)))]
-        self.instruction = f"click {describe(self.target)}"
+        ids = sorted(described, key=int)
+        self.target = self._view.by_id(ids[int(rng.integers(len(ids)))])
+        assert self.target is not None
+        self.instruction = f"click {referring.pick(described[self.target['id']], rng)}"
         return self._observe(), self._info(None, None)
 
-    def _candidates(self) -> list[dict[str, Any]]:
+    def _inside(self) -> list[dict[str, Any]]:
+        """Visible clickable elements wholly inside the viewport (below the banner in box mode), in DOM order."""
         width, height = self.viewport
+        top = BANNER_PX if self.action_type == "box" else 0
+        out = []
+        for el in self._view.visible:
+            x0, y0, x1, y1 = el["bbox"]
+            inside = x0 >= 0 and y0 >= top and x1 <= width and y1 <= height and (x1 - x0) * (y1 - y0) >= 16
+            if el["clickable"] and inside:
+                out.append(el)
+        return out
+
+    def _text_described(self) -> dict[str, list[str]]:
+        """``describe="text"``: elements whose text is unique on the page, described by that text."""
         visible = [el for el in self._view.visible if el["clickable"] and el["text"].strip()]
         counts: dict[str, int] = {}
         for el in visible:
             counts[el["text"].lower()] = counts.get(el["text"].lower(), 0) + 1
-        top = BANNER_PX if self.action_type == "box" else 0
-        out = []
-        for el in visible:
-            x0, y0, x1, y1 = el["bbox"]
-            inside = x0 >= 0 and y0 >= top and x1 <= width and y1 <= height and (x1 - x0) * (y1 - y0) >= 16
-            if inside and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60:
-                out.append(el)
-        return out
+        return {
+            el["id"]: [describe(el)]
+            for el in self._inside()
+            if el["text"].strip() and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60
+        }
+
+    def _described(self) -> dict[str, list[str]]:
+        """``describe="structure"``: candidates with at least one description that fits no other candidate."""
+        inside = self._inside()
+        assert self._session is not None
+        ids = [el["id"] for el in inside]
+        contexts = self._session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
+        candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
+        described = referring.describe_page(candidates, contexts, self.viewport)
+        return {i: texts for i, texts in described.items() if texts}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.target is None:

@@ -2,9 +2,12 @@
 
 The package's ``html/`` folder is served through the same hermetic request routing as the bundled sites, at
 ``http://miniwob.guigym.test/``; nothing else is reachable. Episodes start through MiniWoB's own page hooks,
-as its Python environment does: ``Math.seedrandom(seed)`` then ``core.startEpisodeReal()``, after lifting the
-episode timer (``core.EPISODE_MAX_TIME``, 10 s by default) so that slow agents are not cut off by the page.
-The reward is the page's own ``WOB_REWARD_GLOBAL`` once ``WOB_DONE_GLOBAL`` is set.
+exactly as its Python environment (``miniwob.selenium_instance.SeleniumInstance.begin_task``) does:
+``Math.seedrandom(<seed as a JS number>)``, ``core.setDataMode("train")``, then ``core.startEpisodeReal()``,
+so ``reset(seed=s)`` is MiniWoB's own episode for the number ``s`` (seedrandom reads the number ``0`` and the
+string ``"0"`` as different seeds). The episode timer (``core.EPISODE_MAX_TIME``, 10 s by default) is lifted
+so that slow agents are not cut off by the page. The reward is the page's own ``WOB_REWARD_GLOBAL`` once
+``WOB_DONE_GLOBAL`` is set.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ from gui_envs.web.sites.base import Request, Response, origin
 MINIWOB_ORIGIN = origin("miniwob")
 #: The lifted episode timer: setTimeout's largest delay (about 24.8 days), in ms.
 NO_TIMEOUT_MS = 2**31 - 1
+#: Default viewport (width, height) in pixels. MiniWoB's task area is 160 x 210 at the top left, but jQuery UI
+#: dialogs and menus are placed against the window: at 160 x 210 ``click-dialog`` opens its dialog off-screen
+#: and scrolls the page sideways. MiniWoB's own Chrome window is 500 x 320; 500 x 400 also holds the tallest
+#: pop-ups (checked on click-dialog, click-dialog-2, click-menu, use-autocomplete, choose-date, social-media).
+DEFAULT_VIEWPORT = (500, 400)
 
 
 class MiniWoBNotInstalledError(ImportError):
@@ -58,15 +66,18 @@ def static_handler(root: Path) -> Callable[[Request], Response]:
     return handle
 
 
-_START_JS = """([seed, maxTime]) => {
+# The seed travels as a JSON number, so seedrandom sees what ``Math.seedrandom(0)`` (miniwob's
+# ``f"Math.seedrandom({repr(seed)});"``) sees.
+_START_JS = """([seed, mode, maxTime]) => {
   Math.seedrandom(seed);
+  core.setDataMode(mode);
   core.EPISODE_MAX_TIME = maxTime;
   if (core.EP_TIMER !== null) { clearTimeout(core.EP_TIMER); core.EP_TIMER = null; }
   core.startEpisodeReal();
   return WOB_TASK_READY;
 }"""
 _STATE_JS = """() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
-  reason: String(WOB_REWARD_REASON), utterance: core.getUtterance(),
+  reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: core.getUtterance(),
   ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
 
 
@@ -74,8 +85,13 @@ class MiniWoBEnv(WebEnvBase):
     """One MiniWoB++ task in Chromium, with GuiWeb's observation and action interface.
 
     **Observation**: ``Dict`` with ``screenshot`` ``Box(0, 255, (H, W, 3), uint8)`` (default viewport
-    ``160 x 210`` pixels, MiniWoB's task area), ``elements`` (JSON ``Text``), ``url``, ``instruction`` (the
+    ``500 x 400`` pixels, :data:`DEFAULT_VIEWPORT`: MiniWoB's 160 x 210 task area at the top left plus room for
+    the pop-ups its tasks place against the window), ``elements`` (JSON ``Text``), ``url``, ``instruction`` (the
     task's utterance) and ``step`` (``Discrete(max_steps + 1)``).
+
+    **Reset**: ``reset(seed=s)`` starts MiniWoB's own episode for the number ``s`` (the page is seeded as the
+    ``miniwob`` package seeds it); ``options={"seed": t}`` overrides it; without either a seed is drawn from the
+    env's generator. ``info["seed"]`` is the seed used. The page scroll is reset in both axes.
 
     **Action**: Action JSON / GUI-R1 text (``Text`` space) or :class:`~gui_envs.actions.Action` objects.
 
@@ -85,12 +101,18 @@ class MiniWoBEnv(WebEnvBase):
 
     **Episode end**: ``terminated`` when the page says done or on ``stop``; ``truncated`` after ``max_steps``.
 
-    Version history: v0, initial release.
+    **Info**: ``task``, ``instruction``, ``seed``, ``success``, ``score``, ``raw_reward``, ``reason`` (the
+    page's reward reason, ``None`` when it gives none), ``action_error``, ``blocked_requests``, ``url``.
+
+    Version history: v0, initial release; default viewport 500 x 400 (was 160 x 210), episodes seeded with
+    the number as ``miniwob`` does (was a string drawn from another generator).
 
     Args:
         task: the MiniWoB task name (``click-test``, ``enter-text``, ...; see :data:`MINIWOB_TASKS`).
         max_steps: truncation limit in steps.
         invalid_action_penalty: subtracted for an action that was a no-op because of a mistake.
+        viewport: ``(width, height)`` in pixels.
+        data_mode: MiniWoB's data mode (``core.setDataMode``); ``"train"`` as in ``miniwob``'s own env.
         **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
     """
 
@@ -99,7 +121,8 @@ class MiniWoBEnv(WebEnvBase):
         task: str = "click-test",
         max_steps: int = 20,
         invalid_action_penalty: float = 0.01,
-        viewport: tuple[int, int] = (160, 210),
+        viewport: tuple[int, int] = DEFAULT_VIEWPORT,
+        data_mode: str = "train",
         **kwargs: Any,
     ) -> None:
         if task not in MINIWOB_TASKS:
@@ -112,6 +135,7 @@ class MiniWoBEnv(WebEnvBase):
         super().__init__(viewport=viewport, **kwargs)
         self.html_dir = miniwob_html_dir()
         self.task_name, self.max_steps = task, int(max_steps)
+        self.data_mode = str(data_mode)
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.observation_space = spaces.Dict(
             {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
@@ -119,6 +143,7 @@ class MiniWoBEnv(WebEnvBase):
         self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
         self._steps = 0
         self._utterance = ""
+        self._seed: int | None = None
         self._handler = static_handler(self.html_dir)
 
     @property
@@ -132,9 +157,11 @@ class MiniWoBEnv(WebEnvBase):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
-        episode_seed = (options or {}).get("seed")
+        episode_seed = (options or {}).get("seed", seed)
         if episode_seed is None:
             episode_seed = int(self.np_random.integers(2**31 - 1))
+        episode_seed = int(episode_seed)
+        self._seed = episode_seed
         self._steps = 0
         self._take_blocked()
         url = self.task_url
@@ -143,8 +170,11 @@ class MiniWoBEnv(WebEnvBase):
             # Reuse the loaded task page (MiniWoB regenerates the problem on each start); load it otherwise.
             if h.page.url != url or not h.page.evaluate("() => typeof core !== 'undefined'"):
                 h.page.goto(url, wait_until="load")
-            h.page.evaluate(_START_JS, [str(episode_seed), NO_TIMEOUT_MS])
+            h.page.evaluate(_START_JS, [episode_seed, self.data_mode, NO_TIMEOUT_MS])
             h.page.wait_for_function("() => WOB_TASK_READY !== false", timeout=self.timeout_s * 1000)
+            # startEpisodeReal resets only the vertical scroll; a dialog of the last episode may have moved
+            # the page sideways.
+            h.page.evaluate("() => window.scrollTo(0, 0)")
             state = h.page.evaluate(_STATE_JS)
             return state, *self._observe_in_thread(h.page)
 
@@ -177,6 +207,7 @@ class MiniWoBEnv(WebEnvBase):
         return {
             "task": self.task_name,
             "instruction": self._utterance,
+            "seed": self._seed,
             "success": bool(state["done"]) and float(state["raw"]) > 0,
             "score": max(0.0, float(state["raw"])) if state["done"] else 0.0,
             "raw_reward": float(state["raw"]),

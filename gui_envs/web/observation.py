@@ -70,6 +70,9 @@ _EXTRACT_JS = r"""
       clickable: isInteractive,
       visible: r.right > 0 && r.bottom > 0 && r.left < W && r.top < H,
       name: el.getAttribute('name') || '', href: el.getAttribute('href') || '',
+      type: tag === 'input' ? (el.type || 'text') : '',
+      options: tag === 'select' ? Array.from(el.options, o => o.text.replace(/\s+/g, ' ').trim().slice(0, 200))
+          .slice(0, 100) : [],
     });
   }
   return {url: location.href, title: document.title, scrollY: window.scrollY,
@@ -88,7 +91,8 @@ class PageView:
         elements: every candidate element, on screen or not (the oracle scrolls to off-screen ones); each a
             dict with ``id``, ``tag``, ``role``, ``text``, ``value``, ``bbox`` ``[x0, y0, x1, y1]`` in
             screenshot pixels (relative to the viewport, may lie outside it), ``clickable``, ``visible``,
-            ``name`` and ``href``.
+            ``name``, ``href``, ``type`` (an ``<input>``'s type, else ``""``) and ``options`` (a ``<select>``'s
+            option texts in order, at most 100, else ``[]``).
         scroll_y: vertical scroll offset in pixels.
         page_height: document height in pixels.
     """
@@ -165,7 +169,13 @@ def clip_bbox(bbox: list[float], size: tuple[int, int]) -> list[int]:
 
 
 def public_elements(view: PageView, size: tuple[int, int]) -> list[dict[str, Any]]:
-    """The observation's element list: visible elements only, bboxes clipped to the viewport."""
+    """The observation's element list: visible elements only, bboxes clipped to the viewport.
+
+    Each record: ``id``, ``role`` (ARIA role, else the input type or the tag), ``text``, ``value``, ``bbox``
+    ``[x0, y0, x1, y1]`` (screenshot pixels), ``clickable``, ``tag`` (lower-case HTML tag), ``type`` (an
+    ``<input>``'s type, ``""`` otherwise) and ``options`` (a ``<select>``'s option texts in order, ``[]``
+    otherwise), so multi-word options and input kinds are unambiguous to text-only agents.
+    """
     return [
         {
             "id": el["id"],
@@ -174,6 +184,9 @@ def public_elements(view: PageView, size: tuple[int, int]) -> list[dict[str, Any
             "value": clean_text(el["value"]),
             "bbox": clip_bbox(el["bbox"], size),
             "clickable": bool(el["clickable"]),
+            "tag": el["tag"],
+            "type": clean_text(el.get("type", "")),
+            "options": [clean_text(o) for o in el.get("options", [])],
         }
         for el in view.visible
     ]

@@ -32,6 +32,10 @@ def test_observation_contents(web_env: GuiWebEnv) -> None:
     assert obs["screenshot"].std() > 5  # a rendered page, not a blank frame
     elements = parse_elements(obs["elements"])
     assert elements and {"id", "role", "text", "value", "bbox", "clickable"} <= set(elements[0])
+    # Regression: records carried an ARIA role but no tag or input type.
+    search = next(e for e in elements if e["tag"] == "input" and e["text"] == "Search")
+    assert search["type"] == "text" and search["options"] == []
+    assert all(e["type"] == "" for e in elements if e["tag"] != "input")
     assert obs["url"] == "http://shop.guigym.test/" and obs["step"] == 0
     assert privileged_of(web_env)["target_bbox"] is not None and info["task"] == "shop.add_to_wishlist"
     assert "target_bbox" not in info and "reference_answer" not in info

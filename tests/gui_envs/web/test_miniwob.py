@@ -23,12 +23,14 @@ def test_click_test_and_enter_text() -> None:
     try:
         check_env(env.unwrapped, skip_render_check=True)
         obs, info = env.reset(seed=0)
-        assert info["instruction"] == "Click the button." and obs["screenshot"].shape == (210, 160, 3)
+        assert info["instruction"] == "Click the button." and obs["screenshot"].shape == (400, 500, 3)
+        assert info["seed"] == 0 and info["reason"] is None  # not the strings 'undefined' / 'null'
         button = next(e for e in parse_elements(obs["elements"]) if e["text"] == "Click Me!")
         env.unwrapped._session.call(lambda h: h.page.wait_for_timeout(200))  # the old 10 s timer is lifted
         assert env.unwrapped._session.call(lambda h: h.page.evaluate("core.EPISODE_MAX_TIME")) > 10**9
         _, reward, terminated, _, info = env.step(Action.click_element(button["id"]))
         assert terminated and reward > 0.99 and info["success"]
+        assert info["reason"] is None  # the page ended with reason undefined: None, not 'undefined'
         a = parse_elements(env.reset(seed=5)[0]["elements"])
         b = parse_elements(env.reset(seed=5)[0]["elements"])
         assert [e["bbox"] for e in a] == [e["bbox"] for e in b]  # seeded through Math.seedrandom
@@ -48,3 +50,79 @@ def test_click_test_and_enter_text() -> None:
         submit = next(e for e in wrong if e["text"] == "Submit")
         _, reward, terminated, _, info = env.step(Action.click_element(submit["id"]))
         assert terminated and reward == -1.0 and not info["success"]  # MiniWoB's own verdict
+
+
+def _raw_episodes(task: str, seeds: range) -> list[tuple[str, list[float]]]:
+    """Utterance and ``#subbtn`` box of each episode of the raw task page, started as ``miniwob`` starts them.
+
+    Mirrors ``miniwob.selenium_instance.SeleniumInstance.reset``: ``core.endEpisode(0)``, then
+    ``Math.seedrandom(<repr(seed)>)``, ``core.setDataMode("train")`` and ``core.startEpisodeReal()``, each
+    sent as script text, on the page opened from the package's ``html`` folder.
+    """
+    from playwright.sync_api import sync_playwright
+
+    from gui_envs.web.chromium import find_chromium
+    from gui_envs.web.miniwob import miniwob_html_dir
+
+    out = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=find_chromium(), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 500, "height": 400})
+        page.goto((miniwob_html_dir() / "miniwob" / f"{task}.html").as_uri(), wait_until="load")
+        for seed in seeds:
+            page.evaluate("core.endEpisode(0)")
+            page.evaluate(f"Math.seedrandom({seed!r})")
+            page.evaluate('core.setDataMode("train")')
+            page.evaluate("core.startEpisodeReal()")
+            box = page.evaluate(
+                "(() => { const b = document.getElementById('subbtn'); if (!b) return [];"
+                " const r = b.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })()"
+            )
+            out.append((page.evaluate("core.getUtterance()"), box))
+        browser.close()
+    return out
+
+
+def test_reset_seed_is_miniwobs_own_episode() -> None:
+    """Regression: episodes were seeded with a string from another generator, not MiniWoB's number."""
+    raw = _raw_episodes("click-test", range(10))
+    assert len({tuple(b) for _, b in raw}) > 5  # the seed moves the button, so the comparison can fail
+    with gym.make("GuiWeb-MiniWoB-click-test-v0") as env:
+        ours = []
+        for seed in range(10):
+            obs, info = env.reset(seed=seed)
+            assert info["seed"] == seed
+            box = env.unwrapped._session.call(
+                lambda h: h.page.evaluate(
+                    "() => { const r = document.getElementById('subbtn').getBoundingClientRect();"
+                    " return [r.left, r.top, r.right, r.bottom]; }"
+                )
+            )
+            ours.append((obs["instruction"], box))
+    assert ours == raw
+
+
+def test_click_dialog_solvable_from_first_observation() -> None:
+    """Regression: at 160 x 210 jQuery UI scrolled the page sideways and the dialog started off-screen."""
+    with gym.make("GuiWeb-MiniWoB-click-dialog-v0") as env:
+        for seed in range(2):
+            obs, info = env.reset(seed=seed)
+            elements = parse_elements(obs["elements"])
+            close = next(e for e in elements if e["tag"] == "button" and e["text"].lower() == "close")
+            x0, y0, x1, y1 = close["bbox"]
+            assert 0 <= x0 < x1 <= 500 and 0 <= y0 < y1 <= 400  # on-screen, clicked by its pixels
+            _, reward, terminated, _, info = env.step(Action.click((x0 + x1) / 2, (y0 + y1) / 2))
+            assert terminated and reward > 0 and info["success"], info
+
+
+def test_scroll_reset_in_both_axes_and_select_options() -> None:
+    with gym.make("GuiWeb-MiniWoB-click-dialog-v0", viewport=(160, 210)) as env:
+        for seed in range(2):
+            env.reset(seed=seed)
+            scroll = env.unwrapped._session.call(lambda h: h.page.evaluate("() => [scrollX, scrollY]"))
+            assert scroll == [0, 0]
+    with gym.make("GuiWeb-MiniWoB-choose-list-v0") as env:
+        obs, _ = env.reset(seed=3)
+        select = next(e for e in parse_elements(obs["elements"]) if e["tag"] == "select")
+        assert len(select["options"]) > 1 and select["type"] == ""
+        assert all(isinstance(o, str) and o for o in select["options"])

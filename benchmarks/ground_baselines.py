@@ -1,0 +1,92 @@
+"""Blind baselines on the grounding envs: does ``GuiWebGround-v0`` / ``GuiAndroidGround-v0`` measure grounding?
+
+For each env and each instruction style (``describe="structure"``, the default, and ``describe="text"``, which
+quotes the target's visible text) this runs, on the same seeded episodes:
+
+- string match: click the centre of the element whose text best matches the instruction
+  (:func:`agents.ground_baselines.string_match_point`);
+- random click: a uniform point in the screenshot;
+- random element: the centre of a uniformly drawn clickable element of the observation;
+- oracle: the centre of the target (a sanity check: 1.0).
+
+and prints the success rate of each (a hit is a click inside the target's box, as the env's reward). A
+grounding benchmark is informative when string matching falls well below 1 with the default instructions.
+
+Usage::
+
+    python benchmarks/ground_baselines.py [--seeds 50] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from tqdm import tqdm
+
+import gui_envs  # noqa: F401
+from agents.ground_baselines import random_element_point, random_point, string_match_point
+from gui_envs.privileged import privileged_of
+from gui_envs.web.observation import parse_elements
+
+POLICIES = ("string match", "random click", "random element", "oracle")
+
+
+def target_box(env: gym.Env[Any, Any], info: dict[str, Any]) -> list[float]:
+    """The target's ``[x0, y0, x1, y1]`` (pixels), from the privileged channel (never the agent's info)."""
+    return list(privileged_of(env)["target_bbox"])
+
+
+def inside(point: tuple[float, float] | None, box: list[float]) -> bool:
+    """Whether the pixel ``point`` lies in ``box`` (edges included, as the envs' reward)."""
+    return point is not None and box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def score(env_id: str, describe: str, seeds: list[int]) -> dict[str, float]:
+    """Success rate of each baseline over the episodes ``reset(seed=s)`` of ``env_id``."""
+    env = gym.make(env_id, describe=describe)
+    hits = {name: 0 for name in POLICIES}
+    rng = np.random.default_rng(0)
+    try:
+        for seed in tqdm(seeds, desc=f"{env_id} {describe}", leave=False):
+            obs, info = env.reset(seed=seed)
+            elements = parse_elements(obs["elements"])
+            height, width = obs["screenshot"].shape[:2]
+            box = target_box(env, info)
+            oracle = env.unwrapped.oracle_action().point
+            points = {
+                "string match": string_match_point(obs["instruction"], elements),
+                "random click": random_point(rng, (width, height)),
+                "random element": random_element_point(rng, elements),
+                "oracle": oracle,
+            }
+            for name, point in points.items():
+                hits[name] += inside(point, box)
+    finally:
+        env.close()
+    return {name: hits[name] / len(seeds) for name in POLICIES}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=50, help="episodes (reset seeds 0..n-1) per env and style")
+    parser.add_argument("--quick", action="store_true", help="10 seeds instead of --seeds")
+    args = parser.parse_args()
+    seeds = list(range(10 if args.quick else args.seeds))
+    table = Table(title=f"Grounding baselines: success rate over {len(seeds)} seeded episodes")
+    for col in ("env", "instructions", *POLICIES):
+        table.add_column(col, justify="left" if col in ("env", "instructions") else "right")
+    for env_id in ("GuiWebGround-v0", "GuiAndroidGround-v0"):
+        for describe in ("structure", "text"):
+            rates = score(env_id, describe, seeds)
+            label = "structure (default)" if describe == "structure" else "text (exact label)"
+            table.add_row(env_id, label, *(f"{rates[name]:.2f}" for name in POLICIES))
+    Console(width=120).print(table)
+
+
+if __name__ == "__main__":
+    main()
