@@ -25,19 +25,12 @@ file raises :class:`TrajectoryFormatError` naming the file and line.
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import hashlib
 import json
 import logging
 import math
 import numbers
 import os
-import re
 import shutil
-import socket
-import sys
-import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,16 +40,25 @@ from typing import Any, Literal
 import numpy as np
 
 from gui_envs.actions import Action, InvalidActionError
+from gui_envs.atomic_folder import STALE_AFTER_S, clean_stale_temporaries, install_folder, temp_name
+
+__all__ = [
+    "FORMAT_VERSION",
+    "STALE_AFTER_S",
+    "TRAJECTORY_FILE",
+    "Step",
+    "Trajectory",
+    "TrajectoryFormatError",
+    "clean_stale_temporaries",
+    "load_trajectories",
+    "save_trajectories",
+    "to_hf_dataset",
+    "to_jsonable",
+]
 
 FORMAT_VERSION = 1
 TRAJECTORY_FILE = "trajectory.jsonl"
-#: A temporary folder older than this many seconds is stale even when a process with its writer's pid runs
-#: (pids are reused; a save takes seconds).
-STALE_AFTER_S = 3600.0
-
 logger = logging.getLogger(__name__)
-_HOST = hashlib.sha1(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
-_TEMP_RE = re.compile(r"^\.(?P<kind>tmp|old)-(?P<id>.+)-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[0-9a-f]{8}$")
 _FLOAT_MARKERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -234,7 +236,7 @@ class Trajectory:
         root = Path(root)
         root.mkdir(parents=True, exist_ok=True)
         final = root / self.id
-        tmp = root / _temp_name("tmp", self.id)
+        tmp = root / temp_name("tmp", self.id)
         tmp.mkdir()
         try:
             lines = [_dumps(self.header())]
@@ -249,7 +251,7 @@ class Trajectory:
                 fh.write("\n".join(lines) + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-            _install(tmp, final)
+            install_folder(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -347,44 +349,6 @@ def load_trajectories(
             if errors is not None:
                 errors.append(exc)
     return out
-
-
-def clean_stale_temporaries(root: str | os.PathLike[str], now: float | None = None) -> list[Path]:
-    """Remove the stale ``.tmp-*`` and ``.old-*`` folders under ``root``; never raises on a file system error.
-
-    A folder is stale when the process that wrote it is gone: its name says it was written on this host
-    by a pid that no longer runs, or it is older than :data:`STALE_AFTER_S` seconds (by modification
-    time; this covers other hosts and names this version did not write). A stale ``.old-<id>-*`` folder
-    whose ``<id>`` is missing holds the only copy of that trajectory (its writer died between its two
-    renames) and is renamed back to ``<id>`` instead.
-
-    Args:
-        root: the trajectories' folder.
-        now: the current time in seconds since the epoch (``time.time()`` when ``None``).
-
-    Returns:
-        The folders removed or restored (their old paths).
-    """
-    now = time.time() if now is None else now
-    done = []
-    try:
-        entries = list(Path(root).iterdir())
-    except OSError:
-        return done
-    for entry in entries:
-        if not entry.name.startswith((".tmp-", ".old-")) or not _is_stale(entry, now):
-            continue
-        match = _TEMP_RE.match(entry.name)
-        try:
-            if match and match["kind"] == "old" and not (entry.parent / match["id"]).exists():
-                os.rename(entry, entry.parent / match["id"])
-            else:
-                shutil.rmtree(entry)
-        except OSError as exc:  # a read-only root or a concurrent cleaner: leave it for next time
-            logger.debug("could not clean %s: %s", entry, exc)
-            continue
-        done.append(entry)
-    return done
 
 
 def to_hf_dataset(trajectories: Sequence[Trajectory], root: str | os.PathLike[str] | None = None) -> Any:
@@ -564,70 +528,6 @@ def _is_inside(name: str) -> bool:
 
 def _is_folder_name(name: str) -> bool:
     return bool(name) and not name.startswith(".") and not any(c in name for c in "/\\\x00")
-
-
-def _temp_name(kind: str, trajectory_id: str) -> str:
-    """``.<kind>-<id>-<host>-<pid>-<random>``: the host and pid say whose it is (see ``_is_stale``)."""
-    return f".{kind}-{trajectory_id}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
-def _is_stale(folder: Path, now: float) -> bool:
-    try:
-        age = now - folder.stat().st_mtime
-    except OSError:
-        return False  # gone already
-    if age > STALE_AFTER_S:
-        return True
-    match = _TEMP_RE.match(folder.name)
-    return bool(match) and match["host"] == _HOST and not _pid_alive(int(match["pid"]))
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name != "posix":
-        return True  # no cheap check; the age rule still applies
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, OSError):
-        return True
-    return True
-
-
-def _install(tmp: Path, final: Path) -> None:
-    """Move the complete folder ``tmp`` to ``final``, replacing a previous ``final`` without losing it."""
-    try:
-        os.rename(tmp, final)  # fails when ``final`` is a non-empty folder
-        return
-    except OSError:
-        if not final.exists():
-            raise
-    if _exchange(tmp, final):
-        shutil.rmtree(tmp, ignore_errors=True)  # it now holds the previous trajectory
-        return
-    old = final.parent / _temp_name("old", final.name)
-    os.rename(final, old)
-    os.rename(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-_RENAME_EXCHANGE = 2  # linux/fs.h
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); ``False`` where unsupported."""
-    if sys.platform != "linux":
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):  # not glibc >= 2.28
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
-        return True
-    logger.debug("renameat2 exchange failed (%s); using two renames", errno.errorcode.get(ctypes.get_errno()))
-    return False
 
 
 def _write_png(path: Path, image: np.ndarray) -> None:

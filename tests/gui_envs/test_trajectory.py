@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gui_envs import trajectory
+from gui_envs import atomic_folder
 from gui_envs.actions import Action
 from gui_envs.trajectory import (
     STALE_AFTER_S,
@@ -162,7 +162,7 @@ def test_resave_replaces_the_folder_in_both_install_paths(tmp_path: Path, monkey
     traj.steps = traj.steps[:1]
     traj.save(tmp_path)  # the atomic exchange where the system has one
     assert len(Trajectory.load(tmp_path / traj.id).steps) == 1
-    monkeypatch.setattr(trajectory, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic_folder, "_exchange", lambda a, b: False)
     traj.steps = []
     traj.save(tmp_path)  # two renames, the old folder kept until the new one is in place
     assert len(Trajectory.load(tmp_path / traj.id).steps) == 0
@@ -200,7 +200,7 @@ def test_killed_resave_never_loses_the_trajectory(tmp_path: Path) -> None:
 
 
 def test_stale_temporary_folders_are_cleaned_and_an_orphaned_old_copy_restored(tmp_path: Path) -> None:
-    host, dead, alive = trajectory._HOST, _dead_pid(), os.getpid()
+    host, dead, alive = atomic_folder._HOST, _dead_pid(), os.getpid()
     good = _trajectory()
     good.save(tmp_path)
     # A writer killed between its two renames: only the old copy exists, under .old-*.
