@@ -48,7 +48,8 @@ class BaseAgent:
     name: str = "agent"
 
     def reset(self, instruction: str = "", info: dict[str, Any] | None = None) -> None:
-        """Start a new episode. ``info`` is the env's reset info (task name, reference solution, ...)."""
+        """Start a new episode. ``info`` is the public part of the env's reset info (task name, ...; never the
+        privileged facts of :mod:`gui_envs.privileged`)."""
 
     def act(self, observation: Any) -> AgentOutput:
         raise NotImplementedError

@@ -1,4 +1,9 @@
-"""Run one agent for one episode in one env and record it as a Trajectory."""
+"""Run one agent for one episode in one env and record it as a Trajectory.
+
+The agent is handed the observations and :func:`~gui_envs.privileged.public_info` of the reset info, nothing
+else. The env's privileged facts (target boxes, reference answers) are read here for the record only
+(:attr:`~gui_envs.trajectory.Step.privileged`), after the agent has chosen its action.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import numpy as np
 
 from agents.base import Agent
 from gui_envs.actions import Action
+from gui_envs.privileged import privileged_of, public_info
 from gui_envs.trajectory import Step, Trajectory
 
 
@@ -19,6 +25,7 @@ def run_episode(
     options: dict[str, Any] | None = None,
     max_steps: int = 1000,
     record_screenshots: bool = False,
+    record_privileged: bool = True,
 ) -> Trajectory:
     """Play one episode and return its trajectory.
 
@@ -30,11 +37,15 @@ def run_episode(
         max_steps: a safety cap (steps) for envs without their own time limit.
         record_screenshots: keep ``observation["screenshot"]`` (GUI envs) or ``env.render()`` (envs with
             ``render_mode="rgb_array"``) in each step, so that saving writes PNGs.
+        record_privileged: keep the env's privileged facts about each step's state in
+            :attr:`~gui_envs.trajectory.Step.privileged` (for scoring and trainers; on web and phone envs this
+            resolves the oracle's next target once per step).
     """
     obs, info = env.reset(seed=seed, options=options)
+    info = public_info(info)
     instruction = _instruction(obs, info)
     if hasattr(agent, "reset"):
-        agent.reset(instruction, info)
+        agent.reset(instruction, dict(info))
     traj = Trajectory(
         instruction=instruction,
         env_id=env.spec.id if env.spec is not None else None,
@@ -46,6 +57,7 @@ def run_episode(
     while not (terminated or truncated) and len(traj.steps) < max_steps:
         screenshot = _screenshot(env, obs) if record_screenshots else None
         out = agent.act(obs)
+        privileged = privileged_of(env) if record_privileged else {}
         obs, reward, terminated, truncated, info = env.step(out.action)
         traj.steps.append(
             Step(
@@ -56,6 +68,7 @@ def run_episode(
                 terminated=bool(terminated),
                 truncated=bool(truncated),
                 info=info,
+                privileged=privileged,
                 action_error=info.get("action_error") or info.get("parse_error") or out.parse_error,
                 token_ids=out.token_ids,
                 logprobs=out.logprobs,

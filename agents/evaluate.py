@@ -1,7 +1,7 @@
 """The evaluation harness behind ``guigym eval``: success rate, Type/GR/SR with breakdowns, pass@k, offsets.
 
-Step metrics come from the env's info (``type_match``, ``grounding``, ``step_success``, ``click_offset``,
-as ``GuiOffline-v0`` reports them; seed 000 sec. 4.1). Each is a mean over the steps where it applies (GR:
+Step metrics come from the env's info (``type_match``, ``grounding``, ``step_success``, as ``GuiOffline-v0``
+reports them; seed 000 sec. 4.1); click offsets from each step's privileged target (never shown to the agent). Each is a mean over the steps where it applies (GR:
 steps whose recorded action is a pointer action). pass@k uses the unbiased estimator
 ``1 - C(n - c, k) / C(n, k)`` over ``n`` attempts per episode with ``c`` successes.
 """
@@ -20,7 +20,9 @@ import gymnasium as gym
 
 from agents.base import Agent
 from agents.episode import run_episode
-from gui_envs.trajectory import Trajectory
+from gui_envs.actions import Action
+from gui_envs.offline.scoring import score_step
+from gui_envs.trajectory import Step, Trajectory
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -111,12 +113,7 @@ def evaluate(
         for k in ks
         if k <= samples
     }
-    offsets = [
-        (float(s.info["click_offset"][0]), float(s.info["click_offset"][1]))
-        for t in first
-        for s in t.steps
-        if s.info.get("click_offset") is not None
-    ]
+    offsets = [offset for t in first for s in t.steps if (offset := click_offset(s)) is not None]
     report = EvalReport(
         env_id=env.spec.id if env.spec is not None else type(env.unwrapped).__name__,
         agent=getattr(agent, "name", type(agent).__name__),
@@ -155,3 +152,19 @@ def save_offset_plot(
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return Path(path)
+
+
+def click_offset(step: Step) -> tuple[float, float] | None:
+    """Where a pointer step's click landed relative to its target's centre, ``(dx, dy)`` screenshot pixels.
+
+    Read from the step's privileged target (``target_action`` / ``target_bbox``, recorded by
+    :func:`agents.episode.run_episode`); ``None`` for steps without a point or without a recorded target.
+    """
+    target = step.privileged.get("target_action")
+    predicted = step.info.get("prediction")  # the env's parse of the output; agents may send text
+    action = Action.from_dict(predicted) if isinstance(predicted, dict) else step.action
+    if action is None or target is None:
+        return None
+    size = step.info.get("screen_size")
+    result = score_step(action, Action.from_dict(target), step.privileged.get("target_bbox"), size)
+    return None if result.offset is None else (float(result.offset[0]), float(result.offset[1]))

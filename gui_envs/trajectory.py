@@ -94,6 +94,8 @@ class Step:
         terminated: the episode ended by reaching a terminal state at this step.
         truncated: the episode was cut off (step limit) at this step.
         info: the JSON-safe part of the env's ``info``.
+        privileged: the env's privileged facts about the state the action was taken in (target box,
+            reference answer...; see :mod:`gui_envs.privileged`), for rewards and trainers; no agent reads it.
         action_error: why the action was rejected, if it was.
         token_ids: generated token ids, for trainers.
         logprobs: log-probabilities of ``token_ids`` under the sampling policy.
@@ -109,6 +111,7 @@ class Step:
     terminated: bool = False
     truncated: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    privileged: dict[str, Any] = field(default_factory=dict)
     action_error: str | None = None
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None
@@ -125,6 +128,7 @@ class Step:
             "terminated": bool(self.terminated),
             "truncated": bool(self.truncated),
             "info": to_jsonable(self.info),
+            "privileged": to_jsonable(self.privileged),
             "action_error": self.action_error,
             "token_ids": [int(t) for t in self.token_ids] if self.token_ids is not None else None,
             "logprobs": [_encode_float(v) for v in self.logprobs] if self.logprobs is not None else None,
@@ -166,6 +170,7 @@ class Step:
             terminated=_typed(record, "terminated", bool) or False,
             truncated=_typed(record, "truncated", bool) or False,
             info=_typed(record, "info", dict) or {},
+            privileged=_typed(record, "privileged", dict) or {},
             action_error=_typed(record, "action_error", str),
             token_ids=token_ids,
             logprobs=[_decode_float(v, "logprobs") for v in logprobs] if logprobs is not None else None,

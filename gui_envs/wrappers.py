@@ -1,7 +1,8 @@
 """Reward wrappers: SSL sweet-spot tiers and the baselines SSL is compared with (seed 000).
 
-Each wrapper replaces the env's reward with one reward family, reading what the env puts in ``info``; the
-formulas live in :mod:`rewards` and are only called here. Switch families with one argument:
+Each wrapper replaces the env's reward with one reward family, reading what the env puts in ``info`` and in
+its privileged channel (:mod:`gui_envs.privileged`: target boxes, solutions, progress, which the agent never
+sees); the formulas live in :mod:`rewards` and are only called here. Switch families with one argument:
 
 >>> import gymnasium as gym
 >>> import gui_envs
@@ -13,9 +14,9 @@ formulas live in :mod:`rewards` and are only called here. Switch families with o
 
 ## What each step is graded on
 
-The wrapper recognises three kinds of env from their ``info``:
+The wrapper recognises three kinds of env from their privileged facts (``privileged_of(env)``):
 
-* **GUI** (the info of reset or of the previous step holds ``"target_bbox"``): the step is graded as one
+* **GUI** (the privileged facts after reset or after the previous step hold ``"target_bbox"``): the step is graded as one
   grounding step against that box, ``(x1, y1, x2, y2)`` in screenshot pixels. The box is the target of the
   *next* action, so the wrapper remembers it from reset / the previous step. The action's location is what is
   graded: its ``point`` (pixels), or the centre of its ``element_id``'s bbox in ``obs["elements"]``; a Box
@@ -24,9 +25,9 @@ The wrapper recognises three kinds of env from their ``info``:
   A step whose remembered box is ``None`` (the oracle's next action targets nothing) is **not graded**: the
   env's reward passes through and the log keys are ``None``.
 * **Grid answer** (``"submission_grid"`` in the step info: Maze answer mode, Sudoku, ARC): the submitted grid
-  against ``"solution_grid"``. A missing (unparseable) submission scores 0. ARC tasks with ``n`` test inputs
+  against the privileged ``"solution_grid"``. A missing (unparseable) submission scores 0. ARC tasks with ``n`` test inputs
   weight each answer by ``1 / n``, as the env does.
-* **Maze navigate** (``"progress"`` in the info): graded once per trajectory at the episode's last step
+* **Maze navigate** (``"progress"`` in the privileged facts): graded once per trajectory at the episode's last step
   (terminated or truncated); every earlier step earns 0. See :class:`SweetSpotReward` for the choices.
 
 Any other step is not graded (env reward passes through).
@@ -59,6 +60,7 @@ from gui_envs.actions import Action, coerce_action
 from gui_envs.grid.arc import ArcEnv
 from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
+from gui_envs.privileged import privileged_of
 from rewards.baselines import cell_match_fraction, gaussian_point_reward, gui_r1_reward
 from rewards.geometry import InvalidBoxError, as_box, box_center
 from rewards.ssl import (
@@ -173,7 +175,7 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             (f for cls, f in GRID_SCORES.items() if isinstance(env.unwrapped, cls)), arc_blockwise_score
         )
         self._last_obs: Any = None
-        self._last_info: Mapping[str, Any] = {}
+        self._last_priv: Mapping[str, Any] = {}
         self._progress: list[float] = []
 
     # ----- the one method subclasses write ------------------------------------------------------------
@@ -184,14 +186,15 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
     # ----- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
-        self._last_obs, self._last_info, self._progress = obs, info, []
+        self._last_obs, self._last_priv, self._progress = obs, privileged_of(self.env), []
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         obs, env_reward, terminated, truncated, info = self.env.step(action)
         info = dict(info)
+        priv = privileged_of(self.env)
         try:
-            ev = self._evidence(action, info, float(env_reward), bool(terminated or truncated))
+            ev = self._evidence(action, info, priv, float(env_reward), bool(terminated or truncated))
         except InvalidBoxError as exc:  # the env's box is malformed: an env bug, never the agent's
             ev, info["reward_error"] = StepEvidence(None, env_reward=float(env_reward)), str(exc)
         reward = ev.env_reward if ev.mode is None else float(self.shape(ev))
@@ -203,23 +206,31 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             proximity=ev.proximity if graded else None,
             sweet_spot=ev.sweet_spot if graded else None,
         )
-        self._last_obs, self._last_info = obs, info
+        self._last_obs, self._last_priv = obs, priv
         return obs, reward, terminated, truncated, info
 
     # ----- evidence -----------------------------------------------------------------------------------
     def _tier(self, score: float) -> float:
         return float(discretise(score, self.zones, self.zone_value))
 
-    def _evidence(self, action: Any, info: Mapping[str, Any], env_reward: float, done: bool) -> StepEvidence:
-        if "target_bbox" in self._last_info:
-            raw_box = self._last_info["target_bbox"]
+    def _evidence(
+        self,
+        action: Any,
+        info: Mapping[str, Any],
+        priv: Mapping[str, Any],
+        env_reward: float,
+        done: bool,
+    ) -> StepEvidence:
+        """``info`` and ``priv``: the public info and the privileged facts after this step."""
+        if "target_bbox" in self._last_priv:
+            raw_box = self._last_priv["target_bbox"]
             if raw_box is None:
                 return StepEvidence(None, env_reward=env_reward)
             return self._gui_evidence(action, raw_box, env_reward, done)
-        if "progress" in info:
-            return self._navigate_evidence(info, env_reward, done)
-        if "submission_grid" in info and info.get("solution_grid") is not None:
-            return self._grid_evidence(info, env_reward, done)
+        if "progress" in priv:
+            return self._navigate_evidence({**info, "progress": priv["progress"]}, env_reward, done)
+        if "submission_grid" in info and priv.get("solution_grid") is not None:
+            return self._grid_evidence({**info, "solution_grid": priv["solution_grid"]}, env_reward, done)
         return StepEvidence(None, env_reward=env_reward)
 
     def _gui_evidence(self, action: Any, raw_box: Any, env_reward: float, done: bool) -> StepEvidence:

@@ -17,7 +17,8 @@ def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[flo
         _, reward, terminated, truncated, info = env.step(env.oracle_action())
         total += reward
         assert info["action_error"] is None, (task, seed, info["action_error"])
-        assert info["oracle_error"] is None, (task, seed, info["oracle_error"])
+        oracle_error = env.privileged()["oracle_error"]
+        assert oracle_error is None, (task, seed, oracle_error)
         if terminated or truncated:
             break
     return total, info

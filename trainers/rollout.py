@@ -9,7 +9,8 @@
         obs[active], reward, terminated, truncated, info = step(outs.action)
         active &= ~(terminated | truncated | steps == max_steps)
 
-and records every step (prompt, output text, token ids, log-probs, action, reward, info) in the shared
+and records every step (prompt, output text, token ids, log-probs, action, reward, info, and the env's
+privileged facts about the state the action answered, which the agent never sees) in the shared
 :class:`~gui_envs.trajectory.Trajectory` format. ``collect_groups`` schedules ``group_size`` rollouts of each
 ``(env, seed)`` over the slots (a GRPO group = N rollouts from the same initial state) and returns them grouped.
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from agents.base import Agent, AgentOutput
 from gui_envs.actions import Action
+from gui_envs.privileged import privileged_of, privileged_of_vector
 from gui_envs.trajectory import Step, Trajectory, save_trajectories
 
 
@@ -45,10 +47,14 @@ class RolloutConfig:
             saved trajectories get PNGs.
         progress: show a tqdm bar (steps taken across all slots).
         save_dir: save every finished trajectory here (atomic folders; see ``gui_envs.trajectory``).
+        record_privileged: keep each step's privileged facts (target box, reference answer; see
+            :mod:`gui_envs.privileged`) in ``Step.privileged``, for rewards and credit assignment such as SCA.
+            Never shown to the agent.
     """
 
     max_steps: int = 50
     record_screenshots: bool = False
+    record_privileged: bool = True
     progress: bool = True
     save_dir: str | Path | None = None
 
@@ -108,11 +114,14 @@ def collect_episodes(
         shots = (
             workers.screenshots(active, [slots[i].obs for i in active]) if config.record_screenshots else {}
         )
+        privileged = workers.privileged(active) if config.record_privileged else {}
         stepped = workers.step({i: out.action for i, out in zip(active, outs, strict=True)})
         for i, out in zip(active, outs, strict=True):
             slot = slots[i]
             obs, reward, terminated, truncated, info = stepped[i]
-            slot.traj.steps.append(_record(out, float(reward), terminated, truncated, info, shots.get(i)))
+            step = _record(out, float(reward), terminated, truncated, info, shots.get(i))
+            step.privileged = privileged.get(i, {})
+            slot.traj.steps.append(step)
             slot.history.append(_describe(out))
             slot.obs = obs
             if terminated or truncated or len(slot.traj.steps) >= config.max_steps:
@@ -190,6 +199,10 @@ class EnvWorkers:
                 out[i] = shot
         return out
 
+    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Each slot's privileged facts about its current state (:mod:`gui_envs.privileged`)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Release the envs."""
 
@@ -209,6 +222,9 @@ class ListWorkers(EnvWorkers):
 
     def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
         return {i: self.envs[i].step(a) for i, a in actions.items()}
+
+    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
+        return {i: privileged_of(self.envs[i]) for i in indices}
 
     def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
         out = super().screenshots(indices, observations)
@@ -255,6 +271,10 @@ class VectorWorkers(EnvWorkers):
             for i in actions
         }
 
+    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
+        facts = privileged_of_vector(self.env)
+        return {i: facts[i] for i in indices}
+
     def close(self) -> None:
         self.env.close()
 
@@ -286,6 +306,10 @@ class RayWorkers(EnvWorkers):
         futures = {i: self.actors[i].step.remote(a) for i, a in actions.items()}
         return dict(zip(futures, self._ray.get(list(futures.values())), strict=True))
 
+    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
+        facts = self._ray.get([self.actors[i].privileged.remote() for i in indices])
+        return dict(zip(indices, facts, strict=True))
+
     def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
         out = super().screenshots(indices, observations)
         missing = [i for i in indices if i not in out]
@@ -315,6 +339,9 @@ class _EnvActor:
 
     def render(self) -> Any:
         return self.env.render() if self.env.render_mode == "rgb_array" else None
+
+    def privileged(self) -> dict[str, Any]:
+        return privileged_of(self.env)
 
 
 def make_workers(

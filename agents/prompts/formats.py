@@ -30,7 +30,8 @@ class PromptContext:
         instruction: the task instruction.
         history: descriptions of the previous actions of this episode, oldest first.
         with_image: the model reads images (a VLM) and the observation has a screenshot.
-        info: the env's reset info (may name an action vocabulary under ``"action_vocabulary"``).
+        info: the public part of the env's reset info (may name an action vocabulary under
+            ``"action_vocabulary"``); privileged facts are stripped before it gets here.
     """
 
     observation: Any

@@ -329,9 +329,12 @@ class GuiAndroidEnv(PhoneEnvBase):
     ``max_steps`` steps. A device failure raises :class:`~gui_envs.android.backend.DeviceError`; for the
     simulated phone the next ``reset`` relaunches Chromium.
 
-    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``reference_answer``,
-    ``action_error``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next, for reward
-    shaping; ``None`` when its next action has no target), ``oracle_error``, ``app``, ``activity``.
+    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``, ``app``,
+    ``activity``.
+
+    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
+    ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next;
+    ``None`` when its next action has no target), ``oracle_error``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
     drawn from the pool. The task seed fixes the apps' content and the task's parameters. A warm reset restores
@@ -486,12 +489,21 @@ class GuiAndroidEnv(PhoneEnvBase):
             "instruction": task.instruction if task is not None else self.free_instruction,
             "success": score >= 1.0,
             "score": float(score),
-            "reference_answer": task.reference_answer if task is not None else None,
             "action_error": error,
-            "target_bbox": self._peek()[2],
-            "oracle_error": self._oracle_error,
             "app": self._app[0],
             "activity": self._app[1],
+        }
+
+    def privileged(self) -> dict[str, Any]:
+        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
+
+        Runs the oracle plan on the current screen, once per state: only readers of this channel pay for it.
+        """
+        target_bbox = self._peek()[2] if self._was_reset else None
+        return {
+            "reference_answer": self.task.reference_answer if self.task is not None else None,
+            "target_bbox": target_bbox,
+            "oracle_error": self._oracle_error,
         }
 
 

@@ -54,7 +54,8 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
     policies can train on it.
 
     **Reward**: 1.0 when the tap lies inside the target's bbox, else 0.0 (binary, as in grounding benchmarks).
-    ``info["target_bbox"]`` = ``[x0, y0, x1, y1]`` screenshot pixels, for SSL-style shaping wrappers. The tap
+    ``privileged()["target_bbox"]`` = ``[x0, y0, x1, y1]`` screenshot pixels, for SSL-style shaping wrappers
+    (the target never appears in ``info``; see :mod:`gui_envs.privileged`). The tap
     is not performed unless ``perform_click=True``.
 
     Version history: v0, initial release.
@@ -193,13 +194,19 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         assert self.target is not None, "call reset() first"
         return [round(v * self.scale) for v in self.target.bbox]
 
+    def privileged(self) -> dict[str, Any]:
+        """``target_bbox`` (screenshot pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
+        assert self.target is not None, "call reset() first"
+        return {
+            "target_bbox": self._target_bbox(),
+            "target_element": {"id": self.target.id, "role": self.target.role, "text": self.target.label},
+        }
+
     def _info(self, error: str | None, hit: bool | None) -> dict[str, Any]:
         assert self.target is not None
         return {
             "task": "ground",
             "instruction": self.instruction,
-            "target_bbox": self._target_bbox(),
-            "target_element": {"id": self.target.id, "role": self.target.role, "text": self.target.label},
             "success": bool(hit),
             "score": 1.0 if hit else 0.0,
             "action_error": error,

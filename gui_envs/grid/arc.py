@@ -70,10 +70,10 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
 
     ## Info
 
-    Always: ``"task_id"``, ``"test_index"`` and ``"solution_grid"``, the reference output of that test
-    input. After a step these describe the test input just answered (so the submission and the reference
-    line up for reward shaping), plus ``"submission_grid"`` (int64 grid or None), ``"parse_error"``,
-    ``"success"`` (this answer right), ``"reason"`` and ``"num_correct"`` (so far this episode).
+    Always: ``"task_id"`` and ``"test_index"``. After a step these describe the test input just answered (so
+    the submission and the privileged reference line up for reward shaping), plus ``"submission_grid"`` (int64 grid or None), ``"parse_error"``,
+    ``"success"`` (this answer right), ``"reason"`` and ``"num_correct"`` (so far this episode). The reference output of that test input is
+    privileged: ``privileged()["solution_grid"]``, never ``info``.
 
     ## Arguments
 
@@ -155,6 +155,7 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
         self.action_space = text_space(16 * MAX_SIDE * (MAX_SIDE + 1))
         self._task: ArcTask | None = None
         self._test_index = 0
+        self._info_index = 0
         self._num_correct = 0
         self._submission: NDArray[np.int64] | None = None
 
@@ -236,7 +237,14 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
 
     def _info(self, index: int) -> dict[str, Any]:
         task = self._require_task()
-        return {"task_id": task.task_id, "test_index": index, "solution_grid": task.test[index][1].copy()}
+        self._info_index = index
+        return {"task_id": task.task_id, "test_index": index}
+
+    def privileged(self) -> dict[str, Any]:
+        """``solution_grid``: the reference output of the test input the last ``info`` describes (the one
+        just answered after a step, the first after reset); see :mod:`gui_envs.privileged`."""
+        task = self._require_task()
+        return {"solution_grid": task.test[self._info_index][1].copy()}
 
     def render_text(self) -> str:
         """The task as text for language models: each train pair, then the current test input."""

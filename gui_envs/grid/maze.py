@@ -84,13 +84,11 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
 
     ## Info
 
-    Always: ``"solution_path"`` (tuple of (row, col), the unique shortest path start -> goal),
-    ``"solution_grid"`` ((H, W) uint8 grid with the intermediate path squares set to 4),
-    ``"start"``, ``"goal"``. Navigate mode adds ``"agent_pos"``, ``"distance_to_goal"`` (moves along the
-    maze) and ``"progress"`` (``1 - distance_to_goal / initial distance``, clipped to [0, 1]); each step
-    also ``"success"`` (goal reached), and ``"action_error"`` for an invalid action. An answer step adds ``"submission_grid"`` (the submitted path drawn like the solution
-    grid, or None when unparseable), ``"parse_error"`` (str or None), ``"success"`` (bool) and
-    ``"reason"`` (why the verifier rejected, "" on success).
+    Always: ``"start"`` and ``"goal"``. Navigate mode adds ``"agent_pos"``; each step also ``"success"``
+    (goal reached), and ``"action_error"`` for an invalid action. An answer step adds ``"submission_grid"``
+    (the submitted path drawn like the solution grid, or None when unparseable), ``"parse_error"`` (str or
+    None), ``"success"`` (bool) and ``"reason"`` (why the verifier rejected, "" on success). The solution and
+    the distance to the goal are privileged: :meth:`privileged`, never ``info``.
 
     ## Arguments
 
@@ -257,18 +255,26 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
 
     def _info(self) -> dict[str, Any]:
         layout = self._require_layout()
-        info: dict[str, Any] = {
-            "solution_path": layout.solution_path,
-            "solution_grid": layout.solution_grid.copy(),
-            "start": layout.start,
-            "goal": layout.goal,
-        }
+        info: dict[str, Any] = {"start": layout.start, "goal": layout.goal}
+        if self.mode == "navigate":
+            info["agent_pos"] = divmod(self._pos, self.side)
+        return info
+
+    def privileged(self) -> dict[str, Any]:
+        """The reference solution and, in navigate mode, the distance left (see :mod:`gui_envs.privileged`).
+
+        ``solution_path`` (tuple of (row, col), start -> goal), ``solution_grid`` ((H, W) uint8, the path's
+        squares set to 4); navigate adds ``distance_to_goal`` (moves along the maze) and ``progress``
+        (``1 - distance_to_goal / initial distance``, clipped to [0, 1]).
+        """
+        layout = self._require_layout()
+        # The layout's arrays are read-only, so they are shared, not copied: this runs every step under SSL.
+        out: dict[str, Any] = {"solution_path": layout.solution_path, "solution_grid": layout.solution_grid}
         if self.mode == "navigate":
             dist = self._dist[self._pos]
-            info["agent_pos"] = divmod(self._pos, self.side)
-            info["distance_to_goal"] = dist
-            info["progress"] = max(0.0, 1.0 - dist / self._start_dist)
-        return info
+            out["distance_to_goal"] = dist
+            out["progress"] = max(0.0, 1.0 - dist / self._start_dist)
+        return out
 
     def render_text(self) -> str:
         """The maze as text for language models: instructions, legend, then one line per grid row."""

@@ -62,7 +62,7 @@ class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
 
     ## Info
 
-    Always: ``"solution_grid"`` and ``"puzzle_grid"`` ((9, 9) uint8). After a step: ``"submission_grid"``
+    Always: ``"puzzle_grid"`` ((9, 9) uint8). The solution is privileged (:meth:`privileged`). After a step: ``"submission_grid"``
     ((9, 9) int64, or None when the answer is not a 9x9 grid), ``"parse_error"`` (str or None),
     ``"success"`` (bool) and ``"reason"`` (why the verifier rejected; "" on success).
 
@@ -138,8 +138,13 @@ class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
         return {"grid": puzzle.copy(), "text": self.render_text()}
 
     def _info(self) -> dict[str, Any]:
-        puzzle, solution = self._require_puzzle()
-        return {"solution_grid": solution.copy(), "puzzle_grid": puzzle.copy()}
+        puzzle, _ = self._require_puzzle()
+        return {"puzzle_grid": puzzle.copy()}
+
+    def privileged(self) -> dict[str, Any]:
+        """``solution_grid``: the unique solution, (9, 9) uint8 (see :mod:`gui_envs.privileged`)."""
+        _, solution = self._require_puzzle()
+        return {"solution_grid": solution.copy()}
 
     def render_text(self) -> str:
         """The puzzle as text for language models: instructions, then 9 lines with ``.`` for blanks."""

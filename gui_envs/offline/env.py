@@ -91,9 +91,16 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
 
     ## Info
 
-    ``type_match``, ``grounding`` (None when GR does not apply), ``step_success``, ``click_offset``
-    (predicted minus target centre, pixels, or None), ``target`` (recorded action dict), ``bbox``,
-    ``screen_size`` (width, height), ``platform``, ``category``, ``episode_id``, ``step_index``.
+    ``type_match``, ``grounding`` (None when GR does not apply), ``step_success``, ``prediction`` (the parsed
+    action), ``screen_size`` (width, height), ``platform``, ``category``, ``episode_id``, ``step_index``,
+    ``num_steps``.
+
+    ## Privileged
+
+    :meth:`privileged` (see :mod:`gui_envs.privileged`; never in ``info``): ``target_action`` (the recorded
+    action of the current step, a dict) and ``target_bbox`` (its element's box, pixels, or None). How far a
+    click landed from the target is feedback an agent could carry into its next attempt at the episode, so it
+    is computed by the evaluator from these (:func:`agents.evaluate.evaluate`), not put in ``info``.
 
     ## Arguments
 
@@ -167,7 +174,6 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
             type_match=result.type_match,
             grounding=result.grounding,
             step_success=result.success,
-            click_offset=result.offset,
             action_error=error,
             prediction=pred.to_dict() if pred is not None else None,
         )
@@ -188,6 +194,16 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
         if self._episode is None:
             raise gym.error.ResetNeeded("call reset() before oracle_action()")
         return self._episode.steps[min(self._index, len(self._episode.steps) - 1)].action
+
+    def privileged(self) -> dict[str, Any]:
+        """The recorded target of the current step and the last step's click offset (module docstring)."""
+        if self._episode is None:
+            raise gym.error.ResetNeeded("call reset() before privileged()")
+        step = self._episode.steps[min(self._index, len(self._episode.steps) - 1)]
+        return {
+            "target_action": step.action.to_dict(),
+            "target_bbox": list(step.bbox) if step.bbox is not None else None,
+        }
 
     def render(self) -> np.ndarray | None:
         return self._shot if self.render_mode == "rgb_array" else None
@@ -215,7 +231,6 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
 
     def _info(self) -> dict[str, Any]:
         assert self._episode is not None
-        step = self._episode.steps[min(self._index, len(self._episode.steps) - 1)]
         return {
             "task": self.dataset,
             "instruction": self._episode.instruction,
@@ -224,8 +239,6 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
             "num_steps": len(self._episode.steps),
             "platform": self._episode.platform,
             "category": self._episode.category,
-            "target": step.action.to_dict(),
-            "bbox": step.bbox,
             "screen_size": None
             if self._shot is None
             else (int(self._shot.shape[1]), int(self._shot.shape[0])),

@@ -284,10 +284,13 @@ class GuiWebEnv(WebEnvBase):
     ``max_steps`` steps. A crashed or killed browser raises
     :class:`~gui_envs.web.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
 
-    **Info** (every step): ``task``, ``instruction``, ``success``, ``score``, ``reference_answer``,
-    ``action_error``, ``blocked_requests``, ``action_bbox`` (pixels; the bbox of the element this step's action
-    targeted by id, if any), ``target_bbox`` (bbox in pixels of the element the oracle would act
-    on next, for reward shaping; ``None`` when its next action has no target), ``url``.
+    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
+    ``blocked_requests``, ``action_bbox`` (pixels; the bbox of the element this step's action targeted by id,
+    if any), ``url``.
+
+    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
+    ``reference_answer``, ``target_bbox`` (bbox in pixels of the element the oracle would act on next;
+    ``None`` when its next action has no target), ``oracle_error``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` a template is
     drawn from the env's pool with the env's generator. The task seed fixes both the site content and the task
@@ -370,6 +373,7 @@ class GuiWebEnv(WebEnvBase):
         self._steps = 0
         self._take_blocked()
         self._load(self.home_url)
+        self.task.visited.append(self._view.url)
         return self._obs(), self._info(None, score=0.0)
 
     @property
@@ -388,6 +392,7 @@ class GuiWebEnv(WebEnvBase):
         action_bbox = observation.clip_bbox(target["bbox"], self.viewport) if target is not None else None
         if parsed is not None and stop is None:
             error = self._act(parsed, self.home_url)
+            self.task.visited.append(self._view.url)  # infeasible judges check the agent looked
         if pending is not None and parsed == pending[0] and error is None:
             self._plan_index = pending[1]
         reward = -self.invalid_action_penalty if error else 0.0
@@ -448,12 +453,22 @@ class GuiWebEnv(WebEnvBase):
             "instruction": self.task.instruction,
             "success": score >= 1.0,
             "score": float(score),
-            "reference_answer": self.task.reference_answer,
             "action_error": error,
             "blocked_requests": self._take_blocked(),
+            "url": self._view.url,
+        }
+
+    def privileged(self) -> dict[str, Any]:
+        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
+
+        Resolves the oracle plan on the current page, once per state: only readers of this channel pay for it.
+        """
+        if self.task is None:
+            raise RuntimeError("call reset() before privileged()")
+        return {
+            "reference_answer": self.task.reference_answer,
             "target_bbox": self._target_bbox(),
             "oracle_error": self._oracle_error,
-            "url": self._view.url,
         }
 
 

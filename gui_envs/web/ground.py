@@ -73,8 +73,8 @@ class GuiWebGroundEnv(WebEnvBase):
     click point (x, y) in screenshot pixels.
 
     **Reward**: 1.0 if the click point lies inside the target's bbox, else 0.0 (binary, as in grounding
-    benchmarks). ``info["target_bbox"]`` = ``[x0, y0, x1, y1]`` pixels, so
-    ``SweetSpotReward``-style shaping can wrap the env. The click is also performed in the browser, so
+    benchmarks). ``privileged()["target_bbox"]`` = ``[x0, y0, x1, y1]`` pixels (never in ``info``; see
+    :mod:`gui_envs.privileged`), so ``SweetSpotReward``-style shaping can wrap the env. The click is also performed in the browser, so
     ``info["url"]`` shows where it led.
 
     Version history: v0, initial release.
@@ -180,12 +180,18 @@ class GuiWebGroundEnv(WebEnvBase):
             return draw_instruction_banner(self._frame, self.instruction)
         return self._base_obs(self.instruction)
 
+    def privileged(self) -> dict[str, Any]:
+        """``target_bbox`` (pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
+        assert self.target is not None, "call reset() first"
+        return {
+            "target_bbox": observation.clip_bbox(self.target["bbox"], self.viewport),
+            "target_element": {k: self.target[k] for k in ("id", "role", "text")},
+        }
+
     def _info(self, error: str | None, hit: bool | None) -> dict[str, Any]:
         assert self.target is not None
         return {
             "instruction": self.instruction,
-            "target_bbox": observation.clip_bbox(self.target["bbox"], self.viewport),
-            "target_element": {k: self.target[k] for k in ("id", "role", "text")},
             "success": bool(hit),
             "score": 1.0 if hit else 0.0,
             "action_error": error,

@@ -255,6 +255,9 @@ def _corrupt(folder: Path, how: str) -> int:
     elif how == "info_is_a_list":
         edit(1, lambda r: r.update(info=[1]))
         line = 2
+    elif how == "privileged_is_text":
+        edit(1, lambda r: r.update(privileged="answer"))
+        line = 2
     elif how == "missing_reward":
         edit(2, lambda r: r.pop("reward"))
         line = 3
@@ -291,6 +294,7 @@ def _corrupt(folder: Path, how: str) -> int:
         "seed_is_text",
         "token_ids_not_ints",
         "info_is_a_list",
+        "privileged_is_text",
         "missing_reward",
         "missing_id",
         "bad_action",

@@ -14,6 +14,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401  (registers the ids)
 from gui_envs.actions import Action
+from gui_envs.privileged import privileged_of
 from gui_envs.wrappers import (
     BinaryReward,
     ContinuousReward,
@@ -94,7 +95,7 @@ def test_maze_answer_correct_and_unparseable() -> None:
 def test_sudoku_hand_computed() -> None:
     env = gym.make("Sudoku-v0", blanks=20)
     _, info = env.reset(seed=3)
-    solution = info["solution_grid"].astype(int)
+    solution = privileged_of(env)["solution_grid"].astype(int)
     wrong = solution.copy()
     bump = lambda v: v % 9 + 1  # noqa: E731  (always a different digit)
     wrong[0:3, 0:3] = bump(wrong[0:3, 0:3])  # subgrid (0,0): 0/9 right -> 0.0
@@ -160,8 +161,8 @@ def test_navigate_truncated_trajectory_earns_its_tier() -> None:
 
 
 class FakeGuiEnv(gym.Env[dict, Any]):
-    """Targets ``boxes[t]`` at step ``t`` (pixels); the info of reset / step ``t - 1`` names it, as the web envs
-    do. Takes an Action, text, or a Box ``(x, y)`` point; pays 1 for a hit (so the pass-through is visible)."""
+    """Targets ``boxes[t]`` at step ``t`` (pixels); its privileged channel after reset / step ``t - 1`` names
+    it, as the web envs do. Takes an Action, text, or a Box ``(x, y)`` point; pays 1 for a hit (so the pass-through is visible)."""
 
     ELEMENTS = [{"id": "7", "role": "button", "text": "OK", "bbox": [100, 50, 300, 150], "clickable": True}]
 
@@ -176,18 +177,18 @@ class FakeGuiEnv(gym.Env[dict, Any]):
     def _obs(self) -> dict[str, Any]:
         return {"screenshot": np.zeros((8, 8, 3), np.uint8), "elements": json.dumps(self.ELEMENTS)}
 
-    def _info(self) -> dict[str, Any]:
+    def privileged(self) -> dict[str, Any]:
         return {"target_bbox": self.boxes[self.t] if self.t < len(self.boxes) else None}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)
         self.t = 0
-        return self._obs(), self._info()
+        return self._obs(), {}
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
         self.t += 1
         terminated = self.t >= len(self.boxes)
-        return self._obs(), 0.5, terminated, False, self._info()
+        return self._obs(), 0.5, terminated, False, {}
 
 
 BOX = (100, 50, 300, 150)  # centre (200, 100), half-sizes a = 100, b = 50 px

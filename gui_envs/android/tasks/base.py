@@ -156,6 +156,15 @@ class AnswerTask(AndroidTask):
             return 0.0
         return 1.0 if answers_match(stop.answer or "", self.reference_answer) else 0.0
 
+    def candidates(self) -> list[str]:
+        """Every answer this template could have on this seed's data, the reference among them.
+
+        What a blind guesser picks from (all contacts' numbers, all note texts, every count from 0 up to the most
+        the site could show): the judge audit (:mod:`gui_envs.judge_audit`) checks that exactly one of them
+        passes and that listing them all at once does not. Privileged: it contains the reference.
+        """
+        raise NotImplementedError
+
 
 class InfeasibleTask(AndroidTask):
     """The request cannot be fulfilled. Passing needs both the search and ``stop(status="infeasible")``.

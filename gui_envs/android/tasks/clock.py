@@ -209,5 +209,8 @@ class CountEnabledAlarms(AnswerTask):
         self.reference_answer = str(sum(a[4] for a in _alarms(self)))
         return "How many alarms are switched on? Answer with a number."
 
+    def candidates(self) -> list[str]:
+        return [str(k) for k in range(len(_alarms(self)) + 1)]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Clock"), tap("Alarm", rid="tab_alarm"), stop(answer=self.reference_answer)]

@@ -126,6 +126,9 @@ class PhoneNumber(AnswerTask):
         self.reference_answer = phone
         return f"What is {self.full}'s phone number?"
 
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT DISTINCT phone FROM contacts")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return _open(self.full) + [stop(answer=self.reference_answer)]
 
@@ -139,6 +142,9 @@ class EmailAddress(AnswerTask):
         self.full = full_name(first, last)
         self.reference_answer = email
         return f"What is {self.full}'s email address?"
+
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT DISTINCT email FROM contacts")]
 
     def oracle_plan(self) -> list[PlanStep]:
         return _open(self.full) + [stop(answer=self.reference_answer)]

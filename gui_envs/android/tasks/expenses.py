@@ -144,6 +144,14 @@ class AccountTotal(AnswerTask):
         self.reference_answer = f"{total / 100:.2f}"
         return f"What is the total of the '{self.account}' account in Expenses? Answer in dollars."
 
+    def candidates(self) -> list[str]:
+        # The template's one parameter is the account: a blind guesser picks one account's total.
+        totals = self.rows(
+            "SELECT COALESCE(SUM(x.amount_cents), 0) FROM accounts a LEFT JOIN expenses x ON a.id = x.account_id "
+            "GROUP BY a.id"
+        )
+        return [f"{t / 100:.2f}" for (t,) in totals]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [
             open_app("Expenses"),
@@ -160,6 +168,9 @@ class ExpenseAmount(AnswerTask):
         _, self.item, cents, _, self.account = _pick_expense(self)
         self.reference_answer = f"{cents / 100:.2f}"
         return f"How much was '{self.item}' in the '{self.account}' account? Answer in dollars."
+
+    def candidates(self) -> list[str]:
+        return [f"{r[0] / 100:.2f}" for r in self.rows("SELECT DISTINCT amount_cents FROM expenses")]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

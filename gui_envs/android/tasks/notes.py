@@ -113,6 +113,9 @@ class ReadNote(AnswerTask):
         )
         return f"What does the note '{self.title}' say?"
 
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT DISTINCT body FROM notes")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [
             open_app("Notes"),

@@ -71,6 +71,9 @@ class _RecipeFact(AnswerTask):
         self.reference_answer = f"{value} {self.unit}".strip()
         return self.question.format(recipe=self.recipe)
 
+    def candidates(self) -> list[str]:
+        return [f"{r[0]} {self.unit}".strip() for r in self.rows(f"SELECT DISTINCT {self.column} FROM recipes")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return _find_recipe(self.recipe) + [stop(answer=self.reference_answer)]
 
@@ -105,6 +108,10 @@ class CountCuisine(AnswerTask):
         )
         self.reference_answer = str(n)
         return f"How many recipes does a search for '{self.cuisine}' find in Recipes? Answer with a number."
+
+    def candidates(self) -> list[str]:
+        (n,) = self.one("SELECT COUNT(*) FROM recipes") or (0,)
+        return [str(k) for k in range(n + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*search_in("Recipes", self.cuisine), stop(answer=self.reference_answer)]

@@ -137,6 +137,9 @@ class AndroidVersion(AnswerTask):
         self.reference_answer = MODEL
         return "What is this phone's device name, as shown in About phone?"
 
+    def candidates(self) -> list[str]:
+        return [ANDROID_VERSION, MODEL]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [
             open_app("Settings"),

@@ -6,8 +6,9 @@ A task is a small subclass of one of three bases:
   (``done``). The episode ends as soon as it holds (or when the agent stops; then it is judged as is).
 * :class:`AnswerTask`: information retrieval; success means ``stop(answer=...)`` with the reference answer
   (``reference_answer``), judged by :func:`answers_match`.
-* :class:`InfeasibleTask`: the request cannot be done on the site; the right move is
-  ``stop(status="infeasible")``.
+* :class:`InfeasibleTask`: the request cannot be done on the site. As on the phone, only looking first (each
+  template's :meth:`InfeasibleTask.looked`, judged from the pages visited) and then ``stop(status="infeasible")``
+  passes, so an agent that gives up at once fails.
 
 Oracle plans are lists of :class:`PlanStep`; each step looks at the current :class:`PageView` and returns the
 concrete :class:`Action` to take (resolving "the link whose text is X" to an element id at run time, and
@@ -25,7 +26,7 @@ import numpy as np
 
 from gui_envs.actions import Action
 from gui_envs.web.observation import PageView
-from gui_envs.web.sites.base import SiteState
+from gui_envs.web.sites.base import SiteState, origin
 
 #: Every task template by name; filled by subclassing.
 TASKS: dict[str, type[WebTask]] = {}
@@ -41,7 +42,8 @@ class WebTask:
         requires_stop: the episode only ends on ``stop`` (answers, infeasible tasks).
 
     Instance attributes set by :meth:`setup`: ``instruction``, ``start_path`` and, for answer tasks,
-    ``reference_answer``.
+    ``reference_answer``. ``visited`` lists the URL the page showed after the reset and after each step (the env
+    appends them), for judges that need to know where the agent looked.
     """
 
     name: ClassVar[str] = ""
@@ -61,6 +63,7 @@ class WebTask:
         self.rng = rng
         self.start_path = "/"
         self.reference_answer: str | None = None
+        self.visited: list[str] = []
         self.instruction = self.setup()
 
     # ----- what subclasses write ---------------------------------------------------------------------------
@@ -119,17 +122,40 @@ class AnswerTask(WebTask):
             return 0.0
         return 1.0 if answers_match(stop.answer or "", self.reference_answer) else 0.0
 
+    def candidates(self) -> list[str]:
+        """Every answer this template could have on this seed's data, the reference among them.
+
+        What a blind guesser picks from (all conditions, all seller names, every count from 0 up to the most
+        the site could show): the judge audit (:mod:`gui_envs.judge_audit`) checks that exactly one of them
+        passes and that listing them all at once does not. Privileged: it contains the reference.
+        """
+        raise NotImplementedError
+
 
 class InfeasibleTask(WebTask):
-    """The request cannot be fulfilled; ``stop(status="infeasible")`` scores 1, anything else 0."""
+    """The request cannot be fulfilled. Passing needs both :meth:`looked` and ``stop(status="infeasible")``.
+
+    The phone's rule (:class:`gui_envs.android.tasks.base.InfeasibleTask`): a judge that paid for giving up at
+    once would teach an agent to give up on everything, so the agent must first have opened the page that shows
+    the request cannot be done (the search with no results, the product's sizes, the post's missing delete
+    button). Each template says which page in :meth:`looked`, from :attr:`visited`.
+    """
 
     requires_stop = True
 
-    def evaluate(self, url: str, stop: Action | None) -> float:
-        return 1.0 if stop is not None and stop.status == "infeasible" else 0.0
+    def looked(self) -> bool:
+        """Whether the agent opened the page that shows the request cannot be done (reads :attr:`visited`)."""
+        raise NotImplementedError
 
-    def oracle_plan(self) -> list[PlanStep]:
-        return [Stop(status="infeasible")]
+    def evaluate(self, url: str, stop: Action | None) -> float:
+        if stop is None or stop.status != "infeasible":
+            return 0.0
+        return 1.0 if self.looked() else 0.0
+
+    def visited_here(self) -> list[str]:
+        """The visited URLs on this task's site, in order (read them with :func:`path_of` / :func:`query_of`)."""
+        home = origin(self.site)
+        return [u for u in self.visited if u == home or u.startswith(home + "/")]
 
 
 def path_of(url: str) -> str:
@@ -150,35 +176,93 @@ def query_of(url: str) -> dict[str, str]:
     return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
 
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+#: Numeric answers must equal a numeric reference within this absolute tolerance (in the reference's unit).
+#: It only absorbs float formatting ("12.5" vs "$12.50"); every numeric reference has at most two decimals, so
+#: a different amount never passes.
+NUMERIC_TOLERANCE = 1e-6
+
+# Unit words a numeric answer may carry, by canonical unit: an answer may drop the reference's unit or spell
+# it another way ("12 h" for "12 hours"), but never give a different one or a unit the reference lacks.
+_UNITS = {
+    "hour": ("hour", "hours", "h", "hr", "hrs"),
+    "minute": ("minute", "minutes", "min", "mins"),
+    "calorie": ("calorie", "calories", "cal", "kcal"),
+    "serving": ("serving", "servings"),
+    "percent": ("percent", "%"),
+}
+_UNIT_OF = {word: unit for unit, words in _UNITS.items() for word in words}
+_QUANTITY = re.compile(r"(?P<num>[-+]?(?:\d+(?:\.\d*)?|\.\d+))(?:\s*(?P<unit>%)|\s+(?P<word>[a-z]+))?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# The currency is never what is asked: "$12", "12 dollars" and "12" are the same amount.
+_CURRENCY = re.compile(r"[$\u20ac\u00a3]|\b(?:dollars?|usd)\b")
+_LIST_SEPARATOR = re.compile(r"\s*(?:[;,&]|\band\b)\s*")
 
 
-def normalise(text: str) -> str:
-    """Lower-case, drop ``$`` and thousands separators, collapse spaces, strip end punctuation."""
-    text = text.lower().replace("$", "").replace(",", "")
-    return re.sub(r"\s+", " ", text).strip(" .!?'\"")
+def _quantity(text: str) -> tuple[float, str | None] | None:
+    """``(value, canonical unit or None)`` when ``text`` is one number with at most a known unit word."""
+    text = _THOUSANDS.sub("", _CURRENCY.sub(" ", text.lower()))
+    text = re.sub(r"\s+", " ", text).strip(" .!?;:'\"")
+    found = _QUANTITY.fullmatch(text)
+    if found is None:
+        return None
+    word = found.group("unit") or found.group("word")
+    if word is not None and word not in _UNIT_OF:
+        return None
+    return float(found.group("num")), _UNIT_OF.get(word) if word else None
+
+
+def answer_key(text: str) -> str:
+    """The normalised text an answer is compared by: lower-case letters and digits only.
+
+    >>> answer_key("  Tom.B! "), answer_key("Like-new")
+    ('tomb', 'likenew')
+    """
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _items(text: str) -> set[str]:
+    return {answer_key(part) for part in _LIST_SEPARATOR.split(_THOUSANDS.sub("", text.lower()))} - {""}
 
 
 def answers_match(answer: str, reference: str) -> bool:
-    """Whether a ``stop`` answer matches the reference.
+    """Whether a ``stop`` answer matches the reference: the one judge of every web and phone answer task.
 
-    Numeric references compare the first number in the answer (units may differ: ``"4200"`` matches
-    ``"4200 calories"``); text references must equal the answer after :func:`normalise`, or appear in a
-    short answer (at most 20 characters longer than the reference).
+    Three rules, chosen by the reference, and nothing looser (no substring, no "first number in the answer"):
 
-    >>> answers_match("It has 420 calories.", "420 calories"), answers_match("42", "420")
+    * **numeric** reference (one number, optionally with a currency sign, thousands separators or a unit word,
+      e.g. ``"$1,204.50"``, ``"12 hours"``): the answer must be one number equal to it within
+      :data:`NUMERIC_TOLERANCE`; it may drop the currency and the unit, or spell the unit another way
+      (``"12 h"``), but not carry any other word;
+    * **text**: equal after :func:`answer_key` (case, whitespace and punctuation ignored);
+    * **list** (a reference with ``,`` / ``;`` / ``&`` / ``and`` between items): the same set of items, in any
+      order, with any of those separators. A reference of one item is matched by one item only, so listing
+      every option never passes.
+
+    >>> answers_match("420", "420 calories"), answers_match("It has 420 calories.", "420 calories")
     (True, False)
+    >>> answers_match("12.5", "$12.50"), answers_match("12 minutes", "12 hours"), answers_match("42", "420")
+    (True, False, False)
     >>> answers_match("the acme red scarf", "Acme Red Scarf"), answers_match("", "x")
+    (False, False)
+    >>> answers_match("Fair and Good", "good, fair"), answers_match("New, Like new, Good, Fair", "Good")
     (True, False)
     """
-    a, r = normalise(answer), normalise(reference)
-    if not a:
+    answer, reference = str(answer), str(reference)
+    key = answer_key(answer)
+    if not key:
         return False
-    ref_num = _NUMBER.fullmatch(r.split(" ")[0]) if r else None
-    if ref_num:
-        found = _NUMBER.search(a)
-        return found is not None and abs(float(found.group()) - float(ref_num.group())) < 1e-6
-    return a == r or (r in a and len(a) <= len(r) + 20)
+    ref_quantity = _quantity(reference)
+    if ref_quantity is not None:
+        got = _quantity(answer)
+        return (
+            got is not None
+            and abs(got[0] - ref_quantity[0]) <= NUMERIC_TOLERANCE
+            and got[1] in (None, ref_quantity[1])
+        )
+    if key == answer_key(reference):
+        return True
+    ref_items = _items(reference)
+    return len(ref_items) > 1 and _items(answer) == ref_items
 
 
 # ----- oracle plan steps ---------------------------------------------------------------------------------

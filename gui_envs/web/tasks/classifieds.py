@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gui_envs.web.sites.classifieds import CATEGORIES, LOCATIONS
+from gui_envs.web.sites.classifieds import CATEGORIES, CONDITIONS, LOCATIONS
 from gui_envs.web.tasks.base import (
     AnswerTask,
     InfeasibleTask,
@@ -245,6 +245,9 @@ class PriceOf(ClassifiedsTask, AnswerTask):
         self.reference_answer = f"${self.l['price']}"
         return f"How much does '{self.l['title']}' cost? Answer with the dollar amount."
 
+    def candidates(self) -> list[str]:
+        return [f"${r[0]}" for r in self.query("SELECT DISTINCT price FROM listings WHERE deleted=0")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), Stop(self.reference_answer)]
 
@@ -256,6 +259,9 @@ class SellerOf(ClassifiedsTask, AnswerTask):
         self.l = self.listing("mine = 0")
         self.reference_answer = self.l["seller"]
         return f"Who is selling '{self.l['title']}'? Answer with the seller's name."
+
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT DISTINCT seller FROM listings WHERE mine=0 AND deleted=0")]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), Stop(self.reference_answer)]
@@ -269,6 +275,9 @@ class ConditionOf(ClassifiedsTask, AnswerTask):
         self.reference_answer = self.l["condition"]
         return f"What condition is '{self.l['title']}' in, according to its ad?"
 
+    def candidates(self) -> list[str]:
+        return list(CONDITIONS)
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), Stop(self.reference_answer)]
 
@@ -277,7 +286,10 @@ class CheapestIn(ClassifiedsTask, AnswerTask):
     name, difficulty = "classifieds.cheapest_in", 4
 
     def setup(self) -> str:
-        pairs = self.query("SELECT DISTINCT category, location FROM listings WHERE deleted=0 ORDER BY 1, 2")
+        # Only places with two ads or more: "the cheapest" of one ad is that ad, and a blind guess would pass.
+        pairs = self.query(
+            "SELECT category, location FROM listings WHERE deleted=0 GROUP BY 1, 2 HAVING COUNT(*) >= 2 ORDER BY 1, 2"
+        )
         self.category, self.location = self.pick(pairs)
         row = self.one(
             "SELECT title FROM listings WHERE deleted=0 AND category=? AND location=? ORDER BY price, id",
@@ -285,6 +297,15 @@ class CheapestIn(ClassifiedsTask, AnswerTask):
         )
         self.reference_answer = row[0]
         return f"What is the cheapest {self.category} ad in {self.location}? Answer with its title."
+
+    def candidates(self) -> list[str]:
+        return [
+            r[0]
+            for r in self.query(
+                "SELECT title FROM listings WHERE deleted=0 AND category=? AND location=?",
+                (self.category, self.location),
+            )
+        ]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -307,6 +328,10 @@ class CountIn(ClassifiedsTask, AnswerTask):
         self.reference_answer = str(n)
         return f"How many {self.category} ads are listed in {self.location}? Answer with a number."
 
+    def candidates(self) -> list[str]:
+        n = self.one("SELECT COUNT(*) FROM listings WHERE deleted=0 AND category=?", (self.category,))[0]
+        return [str(k) for k in range(n + 1)]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click(self.category, tag="a"), click(self.location, tag="a"), Stop(self.reference_answer)]
 
@@ -322,6 +347,9 @@ class FavouritesCount(ClassifiedsTask, AnswerTask):
         self.reference_answer = str(n)
         return "How many ads have I saved to my favourites? Answer with a number."
 
+    def candidates(self) -> list[str]:
+        return [str(k) for k in range(self.one("SELECT COUNT(*) FROM listings WHERE deleted=0")[0] + 1)]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Favourites", tag="a"), Stop(self.reference_answer)]
 
@@ -333,6 +361,10 @@ class MyAdsTotal(ClassifiedsTask, AnswerTask):
         total = self.one("SELECT SUM(price) FROM listings WHERE mine=1 AND deleted=0")[0]
         self.reference_answer = f"${total}"
         return "What is the total asking price of all my ads together, in dollars?"
+
+    def candidates(self) -> list[str]:
+        everything = self.one("SELECT SUM(price) FROM listings WHERE deleted=0")[0]
+        return [f"${k}" for k in range(everything + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("My ads", tag="a"), Stop(self.reference_answer)]
@@ -404,6 +436,11 @@ class EditOthersAd(ClassifiedsTask, InfeasibleTask):
         self.l = self.listing("mine = 0")
         return f"Change the price of the ad '{self.l['title']}' (posted by {self.l['seller']}) to $1."
 
+    def looked(self) -> bool:
+        """The ad's page (no edit link for another seller's ad) or its edit address ("not allowed")."""
+        here = f"/listing/{self.l['id']}"
+        return any(p in (here, here + "/edit") for p in map(path_of, self.visited_here()))
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), Stop(status="infeasible")]
 
@@ -413,6 +450,10 @@ class MissingCategory(ClassifiedsTask, InfeasibleTask):
 
     def setup(self) -> str:
         return f"Post an ad in the {self.pick(['Boats', 'Pets', 'Real estate'])} category."
+
+    def looked(self) -> bool:
+        """The ad form, whose category choices lack the one asked for."""
+        return "/post" in map(path_of, self.visited_here())
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Post an ad", tag="a"), Stop(status="infeasible")]

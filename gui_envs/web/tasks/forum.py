@@ -279,6 +279,9 @@ class AuthorOf(ForumTask, AnswerTask):
         self.reference_answer = self.p["author"]
         return f"Who wrote the post '{self.p['title']}'? Answer with the user name."
 
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT DISTINCT author FROM posts WHERE deleted=0")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.p['subforum']}", tag="a"), Stop(self.reference_answer)]
 
@@ -291,6 +294,10 @@ class CommentCount(ForumTask, AnswerTask):
         n = self.one("SELECT COUNT(*) FROM comments WHERE post_id=?", (self.p["id"],))[0]
         self.reference_answer = str(n)
         return f"How many comments does '{self.p['title']}' have? Answer with a number."
+
+    def candidates(self) -> list[str]:
+        most = self.one("SELECT COUNT(*) AS n FROM comments GROUP BY post_id ORDER BY n DESC")
+        return [str(k) for k in range((most[0] if most else 0) + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), Stop(self.reference_answer)]
@@ -307,6 +314,9 @@ class TopPost(ForumTask, AnswerTask):
         self.reference_answer = row[0]
         return f"Which post in f/{self.sub} has the highest score? Answer with its title."
 
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT title FROM posts WHERE subforum=? AND deleted=0", (self.sub,))]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.sub}", tag="a"), click("Top", tag="a"), Stop(self.reference_answer)]
 
@@ -318,6 +328,10 @@ class ScoreOf(ForumTask, AnswerTask):
         self.p = self.post()
         self.reference_answer = str(self.p["score"])
         return f"How many points does the post '{self.p['title']}' have? Answer with a number."
+
+    def candidates(self) -> list[str]:
+        low, high = self.one("SELECT MIN(score), MAX(score) FROM posts WHERE deleted=0")
+        return [str(k) for k in range(low, high + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), Stop(self.reference_answer)]
@@ -335,6 +349,10 @@ class UserPostCount(ForumTask, AnswerTask):
         self.reference_answer = str(n)
         self.p = self.post("author = ?", (self.user,))
         return f"How many posts has {self.user} written? Answer with a number."
+
+    def candidates(self) -> list[str]:
+        most = self.one("SELECT COUNT(*) AS n FROM posts WHERE deleted=0 GROUP BY author ORDER BY n DESC")[0]
+        return [str(k) for k in range(most + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -406,12 +424,27 @@ class DeleteOthersPost(ForumTask, InfeasibleTask):
         self.p = self.post("author != ?", (ME,))
         return f"Delete the post '{self.p['title']}' by {self.p['author']}."
 
+    def looked(self) -> bool:
+        """The post's page, which has no delete button for another user's post."""
+        return f"/post/{self.p['id']}" in map(path_of, self.visited_here())
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), Stop(status="infeasible")]
 
 
 class MissingForum(ForumTask, InfeasibleTask):
-    name, difficulty = "forum.infeasible_missing_forum", 1
+    name, difficulty = "forum.infeasible_missing_forum", 2
 
     def setup(self) -> str:
-        return f"Post a question in the {self.pick(['astrology', 'crypto', 'knitting'])} forum."
+        # Start inside a forum, not on the list of forums: the list is what the agent must look at.
+        self.start_path = f"/f/{self.pick(sorted(SUBFORUMS))}"
+        self.missing = str(self.pick(["astrology", "crypto", "knitting"]))
+        return f"Post a question in the {self.missing} forum."
+
+    def looked(self) -> bool:
+        """The list of forums (the home page), or the missing forum's own address (a "not found" page)."""
+        paths = [path_of(u) for u in self.visited_here()]
+        return "" in paths or f"/f/{self.missing}" in paths
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [click("Forums", tag="a"), Stop(status="infeasible")]

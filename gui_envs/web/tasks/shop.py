@@ -161,6 +161,9 @@ class WishlistCount(ShopTask, AnswerTask):
         self.reference_answer = str(n)
         return "How many items are in my wishlist? Answer with a number."
 
+    def candidates(self) -> list[str]:
+        return [str(n) for n in range(49)]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Wishlist", tag="a"), Stop(self.reference_answer)]
 
@@ -406,6 +409,9 @@ class Calories(ShopTask, AnswerTask):
         self.reference_answer = f"{self.p['calories']} calories"
         return f"How many calories per serving does the {self.p['name']} have?"
 
+    def candidates(self) -> list[str]:
+        return [f"{r[0]} calories" for r in self.query("SELECT DISTINCT calories FROM products WHERE calories IS NOT NULL")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(self.reference_answer)]
 
@@ -418,6 +424,9 @@ class Price(ShopTask, AnswerTask):
         self.reference_answer = money(self.p["price_cents"])
         return f"What is the price of the {self.p['name']}? Answer like $12.34."
 
+    def candidates(self) -> list[str]:
+        return [money(r[0]) for r in self.query("SELECT DISTINCT price_cents FROM products")]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(self.reference_answer)]
 
@@ -429,6 +438,9 @@ class Battery(ShopTask, AnswerTask):
         self.p = self.product("battery_h IS NOT NULL")
         self.reference_answer = f"{self.p['battery_h']} hours"
         return f"What is the battery life, in hours, of the {self.p['name']}?"
+
+    def candidates(self) -> list[str]:
+        return [f"{r[0]} hours" for r in self.query("SELECT DISTINCT battery_h FROM products WHERE battery_h IS NOT NULL")]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(self.reference_answer)]
@@ -444,6 +456,9 @@ class Cheapest(ShopTask, AnswerTask):
         )
         self.reference_answer = row["name"]
         return f"Which product is the cheapest in the {self.category} category? Answer with its name."
+
+    def candidates(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT name FROM products WHERE category=?", (self.category,))]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -465,6 +480,9 @@ class MoreProtein(ShopTask, AnswerTask):
                 break
         self.reference_answer = max((self.a, self.b), key=lambda r: r["protein"])["name"]
         return f"Which has more protein per serving: the {self.a['name']} or the {self.b['name']}?"
+
+    def candidates(self) -> list[str]:
+        return [self.a["name"], self.b["name"]]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -493,6 +511,10 @@ class OrderTotal(ShopTask, AnswerTask):
         self.reference_answer = money(total)
         return "What was the total of my most recent order, shipping included?"
 
+    def candidates(self) -> list[str]:
+        prices = [r[0] for r in self.query("SELECT DISTINCT price_cents FROM products")]
+        return sorted({money(p * q + s) for p in prices for q in range(1, 5) for s in (0, 1500)})
+
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Orders", tag="a"), click("Order #1", tag="a"), Stop(self.reference_answer)]
 
@@ -511,6 +533,10 @@ class CountInCategory(ShopTask, AnswerTask):
         self.reference_answer = str(n)
         return f"How many {self.category} products cost less than {money(self.limit)}? Answer with a number."
 
+    def candidates(self) -> list[str]:
+        n = self.one("SELECT COUNT(*) FROM products WHERE category=?", (self.category,))[0]
+        return [str(k) for k in range(n + 1)]
+
     def oracle_plan(self) -> list[PlanStep]:
         return [
             click(self.category, tag="a"),
@@ -520,10 +546,25 @@ class CountInCategory(ShopTask, AnswerTask):
 
 
 class NoSuchProduct(ShopTask, InfeasibleTask):
-    name, difficulty = "shop.infeasible_missing_product", 1
+    name, difficulty = "shop.infeasible_missing_product", 3
 
     def setup(self) -> str:
-        return f"Add the {self.pick(['Acme Quantum Toaster', 'Tidal Hover Skates', 'Orchid Time Machine'])} to my cart."
+        self.missing = str(self.pick(["Acme Quantum Toaster", "Tidal Hover Skates", "Orchid Time Machine"]))
+        return f"Add the {self.missing} to my cart."
+
+    def looked(self) -> bool:
+        """A catalogue search for the product (at least 3 characters of its name) that found nothing."""
+        want = self.missing.lower()
+        for url in self.visited_here():
+            q = " ".join(query_of(url).get("q", "").lower().split())
+            if len(q) >= 3 and (q in want or want in q) and not self.query(
+                "SELECT 1 FROM products WHERE name LIKE ? OR category LIKE ?", (f"%{q}%", f"%{q}%")
+            ):
+                return True
+        return False
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [*search("Search", self.missing), Stop(status="infeasible")]
 
 
 class NoSuchSize(ShopTask, InfeasibleTask):
@@ -532,6 +573,10 @@ class NoSuchSize(ShopTask, InfeasibleTask):
     def setup(self) -> str:
         self.p = self.product("category='Clothing'")
         return f"Buy the {self.p['name']} in size XXXL."
+
+    def looked(self) -> bool:
+        """The product page, where the sizes are listed."""
+        return f"/product/{self.p['id']}" in map(path_of, self.visited_here())
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(status="infeasible")]
@@ -544,6 +589,10 @@ class ColourOf(ShopTask, AnswerTask):
         self.p = self.product("category IN ('Clothing', 'Electronics')")
         self.reference_answer = str(len(self.p["colours"].split(",")))
         return f"In how many colours is the {self.p['name']} offered? Answer with a number."
+
+    def candidates(self) -> list[str]:
+        most = max(len(r[0].split(",")) for r in self.query("SELECT colours FROM products"))
+        return [str(k) for k in range(most + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(self.reference_answer)]

@@ -18,6 +18,7 @@ import gui_envs  # noqa: F401
 from gui_envs.actions import Action, format_gui_r1
 from gui_envs.android.env import GuiAndroidEnv, UnknownTaskError
 from gui_envs.android.tasks import TASKS
+from gui_envs.privileged import privileged_of
 from gui_envs.trajectory import load_trajectories
 from guigym.cli import app
 from tests.gui_envs.android.conftest import needs_chromium
@@ -62,9 +63,10 @@ def test_observation_and_info(android_env: GuiAndroidEnv) -> None:
         elements[0]
     )
     assert any(el["text"] == "Search apps, web and more" for el in elements)
-    assert info["target_bbox"] is None  # the first oracle step is open_app: no target
+    assert android_env.privileged()["target_bbox"] is None  # the first oracle step is open_app: no target
+    assert "target_bbox" not in info and "reference_answer" not in info
     _, _, _, _, info = android_env.step(android_env.oracle_action())
-    x0, y0, x1, y1 = info["target_bbox"]
+    x0, y0, x1, y1 = android_env.privileged()["target_bbox"]
     assert 0 <= x0 < x1 <= 360 and 0 <= y0 < y1 <= 800  # screenshot pixels
 
 
@@ -176,7 +178,7 @@ def test_ground_env_oracle_hits_and_misses_score_zero(ground_env: gym.Env) -> No
     for seed in range(3):
         obs, info = env.reset(seed=seed)
         assert obs["instruction"].startswith("Tap ")
-        x0, y0, x1, y1 = info["target_bbox"]
+        x0, y0, x1, y1 = privileged_of(env)["target_bbox"]
         assert 0 <= x0 < x1 <= 360 and 0 <= y0 < y1 <= 800
         _, reward, terminated, _, info = env.step(env.unwrapped.oracle_action())
         assert terminated and reward == 1.0 and info["success"]
@@ -212,7 +214,7 @@ def test_ground_box_mode_trains_like_gui_web_ground() -> None:
         sb3_check_env(env.unwrapped, warn=False)
         obs, info = env.reset(seed=4)
         assert obs.shape == (800, 360, 3) and obs.dtype == np.uint8 and env.action_space.shape == (2,)
-        assert info["target_bbox"][1] >= 22  # never under the instruction banner
+        assert privileged_of(env)["target_bbox"][1] >= 22  # never under the instruction banner
         banner = obs[:22]  # dark, with the instruction in yellow
         assert (banner == 0).all(axis=2).mean() > 0.5
         assert ((banner[..., 0] > 200) & (banner[..., 2] < 80)).any()

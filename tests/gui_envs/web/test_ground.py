@@ -8,6 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
 from gui_envs.actions import Action
+from gui_envs.privileged import privileged_of
 
 
 def test_ground_text_mode() -> None:
@@ -17,16 +18,17 @@ def test_ground_text_mode() -> None:
         for seed in range(4):
             obs, info = env.reset(seed=seed)
             assert obs["instruction"].startswith("click the ")
-            x0, y0, x1, y1 = info["target_bbox"]
+            x0, y0, x1, y1 = privileged_of(env)["target_bbox"]
             _, reward, terminated, _, info = env.step(env.unwrapped.oracle_action())
             assert reward == 1.0 and terminated and info["success"]
             env.reset(seed=seed)
             miss = Action.click(float(x1 + 40) % 1280, float(y1 + 40) % 720)
             _, reward, *_ = env.step(miss)
             assert reward == 0.0
-        a, ia = env.reset(seed=9)
-        b, ib = env.reset(seed=9)
-        assert ia["target_bbox"] == ib["target_bbox"] and a["instruction"] == b["instruction"]
+        a, _ = env.reset(seed=9)
+        box_a = privileged_of(env)["target_bbox"]
+        b, _ = env.reset(seed=9)
+        assert box_a == privileged_of(env)["target_bbox"] and a["instruction"] == b["instruction"]
     finally:
         env.close()
 
@@ -37,7 +39,7 @@ def test_ground_box_mode() -> None:
         check_env(env.unwrapped, skip_render_check=True)
         obs, info = env.reset(seed=1)
         assert obs.shape == (400, 640, 3) and env.action_space.shape == (2,)
-        assert info["target_bbox"][1] >= 22  # never under the instruction banner
+        assert privileged_of(env)["target_bbox"][1] >= 22  # never under the instruction banner
         _, reward, terminated, _, _ = env.step(env.unwrapped.oracle_action())
         assert reward == 1.0 and terminated
         env.reset(seed=1)
