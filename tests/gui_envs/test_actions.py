@@ -316,6 +316,14 @@ class _Hostile:
         raise RuntimeError("iter")
 
 
+def _object_vector(items: list) -> np.ndarray:
+    # Filled element by element: np.array(items) would try to broadcast nested arrays together.
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
+
+
 _numbers = st.one_of(
     st.integers(),
     st.integers(min_value=10**300, max_value=10**400),
@@ -339,7 +347,7 @@ _junk = st.recursive(
         st.lists(inner, max_size=3),
         st.tuples(inner, inner),
         st.dictionaries(st.sampled_from(["type", *_FIELD_NAMES, "bogus"]), inner, max_size=4),
-        st.builds(lambda xs: np.array(xs, dtype=object), st.lists(inner, max_size=2)),
+        st.builds(_object_vector, st.lists(inner, max_size=2)),
     ),
     max_leaves=8,
 )
