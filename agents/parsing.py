@@ -15,8 +15,10 @@ Coordinates. Models write points in their own frame: Qwen2-VL / OS-Atlas / Mobil
 is in **screenshot pixels** ``(x right, y down, origin top-left)``, as the env expects.
 
 Nothing here raises on model output: failures come back as a :class:`~gui_envs.actions.ParseError` with a
-stable ``code`` (``empty``, ``no_json``, ``invalid_json``, ``not_an_action``, ``invalid_action``,
-``unknown_action``, ``missing_argument``, ``no_box``, ``no_screen_size``).
+stable ``code`` (``empty``, ``too_long``, ``no_json``, ``invalid_json``, ``not_an_action``,
+``invalid_action``, ``unknown_action``, ``missing_argument``, ``no_box``, ``no_screen_size``). Every parser
+runs in time linear in its input and refuses text longer than
+:data:`~gui_envs.actions.MAX_OUTPUT_CHARS` characters (``too_long``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from gui_envs.actions import (
     DIRECTIONS,
+    MAX_OUTPUT_CHARS,
     POINTER_TYPES,
     Action,
     InvalidActionError,
@@ -36,6 +39,7 @@ from gui_envs.actions import (
     ParseResult,
     parse_action_text,
 )
+from gui_envs.json_scan import between
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]
@@ -201,7 +205,6 @@ def _replace(action: Action, changes: dict[str, Any]) -> Action:
 # ----- grounding boxes ---------------------------------------------------------------------------------
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_BOX_TAG_RE = re.compile(r"<\|box_start\|>(.*?)<\|box_end\|>", re.DOTALL)
 _PAIR_RE = re.compile(rf"\(\s*({_NUM})\s*,\s*({_NUM})\s*\)")
 _FOUR_RE = re.compile(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*,\s*({_NUM})\s*\]")
 
@@ -256,8 +259,11 @@ def parse_box(
 def _parse_box(text: Any, frame: CoordinateFrame, screen_size: ScreenSize | None) -> BoxParse:
     if not isinstance(text, str) or not text.strip():
         return BoxParse(error=ParseError("empty", "no grounding output"))
-    tag = _BOX_TAG_RE.search(text)
-    body = tag.group(1) if tag else text
+    if (too_long := _too_long(text)) is not None:
+        return BoxParse(error=too_long)
+    # Literal tag searches, not a lazy regex: "<|box_start|>" repeated without a closer made it quadratic.
+    tag = between(text, "<|box_start|>", "<|box_end|>", need_close=True)
+    body = text if tag is None else tag
     pairs = _PAIR_RE.findall(body)
     raw: tuple[float, ...]
     if len(pairs) >= 2:
@@ -343,9 +349,10 @@ _VERBS: dict[str, str] = {
 # Longest verbs first, so that "double click" wins over "click"; a verb must start and end a word.
 _VERB_ALT = "(" + "|".join(re.escape(v) for v in sorted(_VERBS, key=len, reverse=True)) + r")(?![\w])"
 _VERB_RE = re.compile(r"(?<![\w])" + _VERB_ALT, re.IGNORECASE)
-# A line that starts with the verb, optionally after a bullet, bold markers or "Action:".
+# A line that starts with the verb, optionally after a bullet, bold markers or "Action:". No two adjacent
+# quantifiers can match the same character (a line of '*' once took seconds: "[ *]*" then "\**").
 _LINE_VERB_RE = re.compile(
-    r"^[ \t>*#-]*(?:action(?:\s+decision)?\s*\**\s*[:：]\s*)?\**" + _VERB_ALT,
+    r"^[ \t>*#-]*(?:action(?:\s+decision)?\s*(?:\*+\s*)?[:：][\s*]*)?" + _VERB_ALT,
     re.IGNORECASE | re.MULTILINE,
 )
 _QUOTES = "\"'“”‘’`"
@@ -369,6 +376,8 @@ def parse_coat_decision(text: Any) -> CoatDecision:
 def _parse_coat(text: Any) -> CoatDecision:
     if not isinstance(text, str) or not text.strip():
         return CoatDecision(error=ParseError("empty", "no action decision in the output"))
+    if (too_long := _too_long(text)) is not None:
+        return CoatDecision(error=too_long)
     # Prefer a line that starts with the verb (optionally after "Action:"), else the first verb anywhere.
     match = _LINE_VERB_RE.search(text) or _VERB_RE.search(text)
     if match is None:
@@ -495,3 +504,9 @@ def format_coat(
 
 def _snip(text: Any) -> str:
     return str(text)[:200]
+
+
+def _too_long(text: str) -> ParseError | None:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return None
+    return ParseError("too_long", f"the output is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read")

@@ -11,20 +11,29 @@ Actions round-trip through three text forms:
   ``<think>...</think><answer>[{"action": "click", "point": [x, y], "input_text": ""}]</answer>``,
   where non-pointer actions carry the sentinel point ``[-100, -100]``;
 * any mix of the two inside model output (:func:`parse_action_text`), which never raises: malformed text
-  gives a :class:`ParseResult` whose ``error`` says what was wrong.
+  gives a :class:`ParseResult` whose ``error`` says what was wrong. It runs in time linear in the text's
+  length and refuses text longer than :data:`MAX_OUTPUT_CHARS`.
 
 Validation errors raised by the constructor are :class:`InvalidActionError`, a ``ValueError``. Environments
 never let them escape ``step``: a malformed action is a no-op with a penalty and ``info["action_error"]``.
+The constructor bounds every argument, so that nothing an agent writes can stall or crash the browser or
+device behind the env: coordinates are finite with ``|x|, |y| <= MAX_COORDINATE`` pixels (off-screen points
+are allowed; the env decides what a click there does), text fields have the character caps below, scroll
+amounts and durations have upper bounds, and every field has its documented type.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+from gui_envs.json_scan import between, first_json
 
 ActionType = Literal[
     "click",
@@ -48,8 +57,42 @@ POINTER_TYPES: frozenset[str] = frozenset({"click", "double_click", "long_press"
 DIRECTIONS: tuple[str, ...] = ("up", "down", "left", "right")
 NAVIGATE_TARGETS: tuple[str, ...] = ("back", "forward", "home", "url")
 STOP_STATUSES: tuple[str, ...] = ("success", "infeasible", "failure")
-#: The point GUI-R1 writes for actions without coordinates (seed 001, App. F.1).
+#: The point GUI-R1 writes for actions without coordinates (seed 001, App. F.1). A real point equal to it
+#: is written with ``"has_point": true`` beside it, so that round trips stay unambiguous.
 SENTINEL_POINT: tuple[float, float] = (-100.0, -100.0)
+
+#: Largest ``|x|`` or ``|y|`` of a point, in screenshot pixels (a thousand 4K screens wide). Off-screen points
+#: within it are valid actions; beyond it no screen can mean them, and the browser's input pipeline
+#: overflows on values such as 1e308.
+MAX_COORDINATE = 1_000_000.0
+#: Largest scroll ``amount``, in pixels.
+MAX_SCROLL_AMOUNT = 100_000.0
+#: Largest ``duration`` (``wait``, ``long_press``, ``swipe``), in seconds.
+MAX_DURATION_S = 60.0
+#: Most characters a ``type`` action may type: longer text would outlast the browser's call time-out.
+MAX_TYPED_TEXT = 4096
+#: Most characters of a ``stop`` answer.
+MAX_ANSWER_CHARS = 4096
+#: Most characters of a ``navigate`` url.
+MAX_URL_CHARS = 8192
+#: Most characters of a name-like field: ``element_id``, ``key``, ``app``, ``direction``, ``target``, ``status``.
+MAX_NAME_CHARS = 256
+#: Most characters :func:`parse_action_text` reads; longer model output is an error result (``too_long``).
+#: 100k characters is about 25k tokens, far over any generation budget an agent here uses.
+MAX_OUTPUT_CHARS = 100_000
+
+_MAX_CHARS = {
+    "text": MAX_TYPED_TEXT,
+    "answer": MAX_ANSWER_CHARS,
+    "url": MAX_URL_CHARS,
+    **dict.fromkeys(("element_id", "key", "app", "direction", "target", "status"), MAX_NAME_CHARS),
+}
+# Short, bounded reprs of agent-supplied values for error messages (a 1e6-element list stays short).
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+_REPR.maxlevel = 2
+_short = _REPR.repr
 
 Point = tuple[float, float]
 
@@ -98,19 +141,34 @@ class Action:
     status: str | None = field(default=None)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.type, str):
+            raise InvalidActionError(f"type must be a string, one of {', '.join(ACTION_TYPES)}")
         # Normalise coordinates to float tuples so that equality after a JSON round trip holds.
         for name in ("point", "end_point"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _as_point(value, name))
-        for name in ("amount", "duration"):
+        for name, bound, unit in (("amount", MAX_SCROLL_AMOUNT, "pixels"), ("duration", MAX_DURATION_S, "s")):
             value = getattr(self, name)
             if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                    raise InvalidActionError(f"{name} must be a finite number, got {value!r}")
-                object.__setattr__(self, name, float(value))
-        if self.element_id is not None:
-            object.__setattr__(self, "element_id", str(self.element_id))
+                number = _as_number(value, name)
+                if not 0 <= number <= bound:
+                    raise InvalidActionError(f"{name} must be in [0, {bound:g}] {unit}, got {_short(value)}")
+                object.__setattr__(self, name, number)
+        if isinstance(self.element_id, numbers.Integral) and not isinstance(self.element_id, bool):
+            # Element ids are strings, but models often write them as JSON numbers.
+            object.__setattr__(self, "element_id", str(int(self.element_id)))
+        for name, cap in _MAX_CHARS.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise InvalidActionError(f"{name} must be a string, got {type(value).__name__} {_short(value)}")
+            if len(value) > cap:
+                raise InvalidActionError(
+                    f"{name} is {len(value)} characters; at most {cap} are allowed (split long text over "
+                    "several type actions)"
+                )
         if self.type == "stop" and self.status is None:
             # A plain stop means "done"; defaulting here keeps one spelling for the same action.
             object.__setattr__(self, "status", "success")
@@ -160,8 +218,6 @@ class Action:
                 raise InvalidActionError("navigate(target='url') needs a url")
         if self.status is not None and self.status not in STOP_STATUSES:
             raise InvalidActionError(f"status must be one of {STOP_STATUSES}, got {self.status!r}")
-        if (self.amount is not None and self.amount < 0) or (self.duration is not None and self.duration < 0):
-            raise InvalidActionError("amount and duration must be non-negative")
 
     # ----- constructors -------------------------------------------------------------------------------
     @classmethod
@@ -215,17 +271,15 @@ class Action:
         if not isinstance(data, Mapping):
             raise InvalidActionError(f"an action must be a JSON object, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
+        unknown = [k for k in data if k not in known]
         if unknown:
             raise InvalidActionError(
-                f"unknown action fields {sorted(unknown)}; known fields are {sorted(known)}"
+                f"unknown action fields {_short(unknown)}; known fields are {sorted(known)}"
             )
         if "type" not in data:
             raise InvalidActionError("an action needs a 'type'")
-        for name in ("element_id", "text", "direction", "key", "app", "target", "url", "answer", "status"):
-            if data.get(name) is not None and not isinstance(data[name], str | int):
-                raise InvalidActionError(f"{name} must be a string, got {data[name]!r}")
-        return cls(**dict(data))
+        # The constructor checks every field's type and range.
+        return cls(**{str(k): v for k, v in data.items()})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -243,7 +297,9 @@ class Action:
         """The GUI-R1 answer entry (seed 001, App. F.1); non-pointer actions carry ``[-100, -100]``.
 
         Fields that GUI-R1 has no slot for (element ids, swipe end points, scroll amounts, stop status)
-        go in extra keys, so that the entry parses back to the same action.
+        go in extra keys, so that the entry parses back to the same action. A real point that equals the
+        sentinel gets ``"has_point": true``: without it ``click(-100, -100)`` would read back as a click
+        without a point.
         """
         point = self.point if self.point is not None else SENTINEL_POINT
         entry: dict[str, Any] = {
@@ -271,6 +327,8 @@ class Action:
             "status": self.status,
         }
         entry.update({k: v for k, v in extras.items() if v is not None})
+        if self.point == SENTINEL_POINT:
+            entry["has_point"] = True
         return entry
 
     @classmethod
@@ -288,8 +346,14 @@ class Action:
             raise InvalidActionError("a GUI-R1 entry needs an 'action' string")
         name = raw.strip().lower().replace(" ", "_").replace("-", "_")
         text = entry.get("input_text", entry.get("text", ""))
+        if text is not None and (isinstance(text, bool) or not isinstance(text, str | int | float)):
+            raise InvalidActionError(f"input_text must be a string, got {type(text).__name__} {_short(text)}")
+        # Models write numeric answers as JSON numbers ({"action": "answer", "input_text": 42}).
         text = "" if text is None else str(text)
-        point = _gui_r1_point(entry.get("point", entry.get("coordinate")))
+        has_point = entry.get("has_point", False)
+        if not isinstance(has_point, bool):
+            raise InvalidActionError(f"has_point must be true or false, got {_short(has_point)}")
+        point = _gui_r1_point(entry.get("point", entry.get("coordinate")), has_point)
         kwargs: dict[str, Any] = {
             k: entry[k] for k in ("element_id", "amount", "end_point", "duration", "status") if k in entry
         }
@@ -369,26 +433,49 @@ def _num(v: float) -> float | int:
     return int(v) if float(v).is_integer() else float(v)
 
 
+def _as_number(value: Any, name: str) -> float:
+    """``value`` as a finite float; Python and numpy numbers pass, bools, text and bytes do not."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidActionError(f"{name} must be a number, got {type(value).__name__} {_short(value)}")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError):  # 10**400 does not fit a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise InvalidActionError(f"{name} must be a finite number, got {_short(value)}")
+    return number
+
+
 def _as_point(value: Any, name: str) -> Point:
-    if isinstance(value, str) or not hasattr(value, "__len__") or len(value) != 2:
-        raise InvalidActionError(f"{name} must be two numbers (x, y) in screenshot pixels, got {value!r}")
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(float(v)):
-            raise InvalidActionError(f"{name} must be two finite numbers, got {value!r}")
-        out.append(float(v))
-    return (out[0], out[1])
+    """``(x, y)`` as floats from a list, tuple or 1-D array of two numbers within ``MAX_COORDINATE``."""
+    if getattr(value, "ndim", None) == 1 and hasattr(value, "tolist"):
+        value = value.tolist()  # numpy / torch vectors
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        # Bytes, strings, sets and dicts are rejected on purpose: b"ab" is not the point (97, 98).
+        raise InvalidActionError(
+            f"{name} must be two numbers (x, y) in screenshot pixels, got {type(value).__name__} {_short(value)}"
+        )
+    x, y = (_as_number(v, name) for v in value)
+    if abs(x) > MAX_COORDINATE or abs(y) > MAX_COORDINATE:
+        raise InvalidActionError(
+            f"{name} ({x:g}, {y:g}) is out of range: |x| and |y| must be at most {MAX_COORDINATE:g} pixels"
+        )
+    return (x, y)
 
 
-def _gui_r1_point(value: Any) -> Point | None:
-    """A GUI-R1 point, or ``None`` for a missing point or the ``[-100, -100]`` sentinel."""
+def _gui_r1_point(value: Any, has_point: bool = False) -> Point | None:
+    """A GUI-R1 point, or ``None`` for a missing point or the ``[-100, -100]`` sentinel.
+
+    ``has_point`` says the entry marked a real point at the sentinel's place (see :meth:`Action.to_gui_r1`).
+    """
     if value is None:
         return None
     if isinstance(value, str):
+        # Linear: the pattern cannot backtrack, and the text is at most MAX_OUTPUT_CHARS long.
         nums = re.findall(r"-?\d+(?:\.\d+)?", value)
         value = [float(n) for n in nums]
     point = _as_point(value, "point")
-    return None if point == SENTINEL_POINT else point
+    return None if point == SENTINEL_POINT and not has_point else point
 
 
 # ----- parsing model output ----------------------------------------------------------------------------
@@ -399,8 +486,8 @@ class ParseError:
     """Why a piece of model output is not an action.
 
     Attributes:
-        code: a stable machine-readable reason: ``empty``, ``no_json``, ``invalid_json``,
-            ``not_an_action``, ``invalid_action``.
+        code: a stable machine-readable reason: ``empty``, ``too_long`` (over :data:`MAX_OUTPUT_CHARS`),
+            ``no_json``, ``invalid_json``, ``not_an_action``, ``invalid_action``.
         message: a human-readable explanation.
         snippet: the part of the text that failed (at most 200 characters).
     """
@@ -428,16 +515,15 @@ class ParseResult:
         return self.actions[0] if self.actions else None
 
 
-_THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
-_ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.DOTALL | re.IGNORECASE)
-
-
 def parse_action_text(text: Any) -> ParseResult:
     """Parse model output into actions. Never raises.
 
     Accepts, in order of preference, the content of an ``<answer>`` tag, a fenced code block, or the first
     JSON object or list in the text. The JSON may be a GUI-R1 entry (``{"action": ...}``), a list of them,
     or a plain action (``{"type": ...}``). Python-style single quotes are tolerated.
+
+    Runs in time linear in ``len(text)``; text longer than :data:`MAX_OUTPUT_CHARS` characters is refused
+    with the error code ``too_long`` without being read.
     """
     try:
         return _parse(text)
@@ -448,15 +534,23 @@ def parse_action_text(text: Any) -> ParseResult:
 def _parse(text: Any) -> ParseResult:
     if not isinstance(text, str):
         return ParseResult(error=ParseError("empty", f"expected text, got {type(text).__name__}"))
-    think_match = _THINK_RE.search(text)
-    think = think_match.group(1).strip() if think_match else None
-    answer_match = _ANSWER_RE.search(text)
-    body = answer_match.group(1) if answer_match else text
+    if len(text) > MAX_OUTPUT_CHARS:
+        return ParseResult(
+            error=ParseError(
+                "too_long",
+                f"the output is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read",
+                _snip(text),
+            )
+        )
+    think = between(text, "<think>", "</think>", need_close=True)
+    think = think.strip() if think is not None else None
+    answer = between(text, "<answer>", "</answer>", need_close=False)
+    body = answer if answer is not None else text
     if not body.strip():
         return ParseResult(error=ParseError("empty", "no answer in the output"), think=think)
-    payload, error = _first_json(body)
-    if error is not None:
-        return ParseResult(error=error, think=think)
+    payload, failure = first_json(body)
+    if failure is not None:
+        return ParseResult(error=ParseError(*failure), think=think)
     entries = payload if isinstance(payload, list) else [payload]
     if not entries:
         return ParseResult(
@@ -484,35 +578,6 @@ def _parse(text: Any) -> ParseResult:
     return ParseResult(actions=tuple(actions), think=think)
 
 
-def _first_json(body: str) -> tuple[Any, ParseError | None]:
-    """Decode the first JSON value (object or list) in ``body``."""
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", body, re.DOTALL)
-    if fenced:
-        body = fenced.group(1)
-    decoder = json.JSONDecoder()
-    last_error: ParseError | None = None
-    for match in re.finditer(r"[\[{]", body):
-        chunk = body[match.start() :]
-        for candidate in (chunk, _python_quotes_to_json(chunk)):
-            try:
-                value, _ = decoder.raw_decode(candidate)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                last_error = ParseError("invalid_json", f"invalid JSON: {exc}", _snip(chunk))
-                continue
-            if isinstance(value, dict | list):
-                return value, None
-        if last_error is not None and match.start() == 0:
-            continue
-    if last_error is not None:
-        return None, last_error
-    return None, ParseError("no_json", "no JSON object or list found", _snip(body))
-
-
-def _python_quotes_to_json(chunk: str) -> str:
-    # Models often print Python reprs ({'action': 'click'}); swapping quote styles recovers most of them.
-    return chunk.replace("'", '"').replace("None", "null").replace("True", "true").replace("False", "false")
-
-
 def _snip(text: Any) -> str:
     return str(text)[:200]
 
@@ -528,16 +593,26 @@ def format_gui_r1(actions: Action | list[Action] | tuple[Action, ...], think: st
 def coerce_action(action: Any, allow_point: bool = False) -> tuple[Action | None, str | None]:
     """The :class:`Action` that whatever an env's ``step`` received stands for, or why there is none.
 
-    Accepts an ``Action``, a dict (plain JSON form), text or bytes (plain JSON or GUI-R1, through
-    :func:`parse_action_text`) and, with ``allow_point``, a length-2 array ``(x, y)`` in screenshot pixels,
-    read as a click (the ``Box`` action of the grounding envs). Never raises: envs turn the message into
-    ``info["action_error"]``.
+    Accepts an ``Action``, a dict (plain JSON form), text or UTF-8 bytes (plain JSON or GUI-R1, through
+    :func:`parse_action_text`) and, with ``allow_point``, a length-2 list, tuple or array ``(x, y)`` in
+    screenshot pixels, read as a click (the ``Box`` action of the grounding envs). Numbers may be Python or
+    numpy scalars; every field is checked as :class:`Action` checks it (types, ``MAX_COORDINATE``, text
+    caps). Never raises, whatever it is given: envs turn the message into ``info["action_error"]``.
 
     >>> coerce_action('{"type": "click", "point": [3, 4]}')[0] == Action.click(3, 4)
     True
     >>> coerce_action("not an action")[1].startswith("malformed action (no_json)")
     True
+    >>> coerce_action({"type": "click", "point": [10**400, 0]})[1]
+    'malformed action: point must be a finite number, got 100000000000000000...0000000000000000000'
     """
+    try:
+        return _coerce(action, allow_point)
+    except Exception as exc:  # an object whose __len__, __iter__ or __eq__ misbehaves is still an error result
+        return None, f"malformed action: {type(exc).__name__}: {_short(exc)}"
+
+
+def _coerce(action: Any, allow_point: bool) -> tuple[Action | None, str | None]:
     if isinstance(action, Action):
         return action, None
     if action is None:
@@ -545,15 +620,20 @@ def coerce_action(action: Any, allow_point: bool = False) -> tuple[Action | None
     try:
         if isinstance(action, Mapping):
             return Action.from_dict(action), None
-        if isinstance(action, str | bytes):
-            text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
+        if isinstance(action, str | bytes | bytearray):
+            if isinstance(action, str):
+                text = action
+            else:
+                try:
+                    text = bytes(action).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return None, f"malformed action: bytes are read as UTF-8 text and these are not ({exc})"
             result = parse_action_text(text)
             if result.error is not None:
                 return None, f"malformed action ({result.error.code}): {result.error.message}"
             return result.actions[0], None
-        if allow_point and hasattr(action, "__len__"):
-            x, y = (float(v) for v in action)
-            return Action.click(x, y), None
-    except (InvalidActionError, TypeError, ValueError) as exc:
+        if allow_point:
+            return Action("click", point=action), None
+    except InvalidActionError as exc:
         return None, f"malformed action: {exc}"
     return None, f"unsupported action type {type(action).__name__}; pass an Action, a dict or text"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -188,3 +189,39 @@ def test_coordinate_frames() -> None:
         parse_gui_r1('[{"action": "click", "point": [500, 500]}]', NORM_1000, None).error.code
         == "no_screen_size"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "*" * 99_999,  # "[ *]*" then "\**" in the line-verb pattern: 3,000 stars took 4.7 s
+        "<|box_start|>" * 7_692,  # a lazy <|box_start|>(.*?)<|box_end|> from every opener: quadratic
+        "action" + " " * 99_990,
+        "action" + " *" * 49_990,
+        "(1" + " " * 99_990,
+        "(1," * 33_333,
+        "[1," * 33_333,
+    ],
+    ids=["stars", "box-start", "action-blanks", "action-stars", "pair-blanks", "pairs", "list-prefix"],
+)
+def test_parsers_are_linear_on_adversarial_text(text: str) -> None:
+    for parse in (
+        lambda t: parse_gui_r1(t, NORM_1000, (100, 200)),
+        parse_coat_decision,
+        lambda t: parse_box(t, NORM_1000, (100, 200)),
+        lambda t: coat_action(t, t, NORM_1000, (100, 200)),
+    ):
+        start = time.process_time()  # CPU time: other processes on a loaded machine do not count
+        result = parse(text)
+        assert time.process_time() - start < 1.0
+        assert result.error is not None
+
+
+def test_text_over_the_cap_is_refused() -> None:
+    text = "click the button " * 10_000
+    assert parse_coat_decision(text).error.code == "too_long"
+    assert parse_box("(1, 2) " * 20_000).error.code == "too_long"
+    assert parse_gui_r1("{" * 1_000_000).error.code == "too_long"
+    # Markdown around the decision still parses with the linear pattern.
+    assert parse_coat_decision("**Action:** click the cart icon").target == "the cart icon"
+    assert parse_box("<|box_start|>(1,2),(3,4)<|box_end|>", PIXELS).box == (1.0, 2.0, 3.0, 4.0)

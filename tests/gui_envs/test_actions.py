@@ -3,18 +3,34 @@
 from __future__ import annotations
 
 import json
+import math
+import time
+from dataclasses import fields
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gui_envs.actions import (
+    ACTION_TYPES,
     DIRECTIONS,
+    MAX_ANSWER_CHARS,
+    MAX_COORDINATE,
+    MAX_DURATION_S,
+    MAX_NAME_CHARS,
+    MAX_OUTPUT_CHARS,
+    MAX_SCROLL_AMOUNT,
+    MAX_TYPED_TEXT,
+    MAX_URL_CHARS,
     Action,
     InvalidActionError,
+    coerce_action,
     format_gui_r1,
     parse_action_text,
 )
+
+_FIELD_NAMES = [f.name for f in fields(Action) if f.name != "type"]
 
 coord = st.floats(min_value=0, max_value=4000, allow_nan=False, allow_infinity=False)
 points = st.tuples(coord, coord)
@@ -164,3 +180,189 @@ def test_malformed_output_gives_a_structured_error(text: str, code: str) -> None
 def test_invalid_actions_raise_a_named_error(kwargs: dict) -> None:
     with pytest.raises(InvalidActionError):
         Action(**kwargs)
+
+
+# ----- adversarial inputs (issue 9): linear-time parsing, bounded arguments, coerce_action never raises -----
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1," * 33333,  # 100 KB; a decode attempt at every bracket took 30 s
+        "<think>" * 14285,  # a lazy <think>(.*?)</think> rescanned the rest from every tag: 16 s
+        "{" * (MAX_OUTPUT_CHARS - 1),  # the 1 MB version took 45 s; over the cap it is refused
+        "[x]" * 33333,  # many small spans that are not JSON
+        "[{]" * 33333,  # many mismatched closers
+        '["' * 49999,  # quotes that open strings
+        "<answer>" * 12500,
+        "```" * 33333,
+    ],
+    ids=["list-prefix", "think", "braces", "small-spans", "mismatched", "quotes", "answer", "fences"],
+)
+def test_parser_is_linear_on_adversarial_text(text: str) -> None:
+    # CPU time of this process, so that other processes on a loaded machine do not fail the test.
+    start = time.process_time()
+    result = parse_action_text(text)
+    assert time.process_time() - start < 1.0
+    assert not result.ok and result.error is not None
+
+
+def test_text_over_the_cap_is_an_error_result_not_read() -> None:
+    start = time.process_time()
+    result = parse_action_text("{" * 1_000_000)
+    assert time.process_time() - start < 0.1
+    assert result.error is not None and result.error.code == "too_long"
+    assert parse_action_text(" " * MAX_OUTPUT_CHARS + '{"type": "wait"}').error.code == "too_long"
+    assert parse_action_text(" " * (MAX_OUTPUT_CHARS - 20) + '{"type": "wait"}').ok
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('Sure, here [my answer: {"type": "click", "point": [1, 2]}]', Action.click(1, 2)),
+        ("I'll click [it's the button] now: {'action': 'click', 'point': [3, 4]}", Action.click(3, 4)),
+        ('I see [1, 2} oops; {"type": "press", "key": "enter"}', Action.press("enter")),
+        ('{"type": "type", "text": "a ] b } [ {"}', Action.type_text("a ] b } [ {")),
+        ('{"type": "type", "text": "say \\"[\\" now"}', Action.type_text('say "[" now')),
+    ],
+)
+def test_scanner_finds_json_after_prose_brackets(text: str, expected: Action) -> None:
+    result = parse_action_text(text)
+    assert result.ok, result.error
+    assert result.action == expected
+
+
+def test_huge_ints_in_json_are_an_error_result() -> None:
+    for digits in (400, 5000):  # 5000 digits is over Python's int-parsing limit (a ValueError inside json)
+        result = parse_action_text('{"type": "click", "point": [1' + "0" * digits + ", 2]}")
+        assert result.error is not None and result.error.code in ("invalid_action", "invalid_json")
+
+
+def test_coerce_action_reproductions_from_issue_9() -> None:
+    # Huge ints were an OverflowError out of a function that promises never to raise.
+    action, error = coerce_action({"type": "click", "point": [10**400, 0]})
+    assert action is None and "finite" in error
+    # numpy scalars are coordinates like any other number.
+    action, error = coerce_action({"type": "click", "point": [np.int64(3), np.float32(4.5)]})
+    assert error is None and action == Action.click(3, 4.5)
+    assert coerce_action(np.array([7, 8], np.int64), allow_point=True)[0] == Action.click(7, 8)
+    assert coerce_action({"type": "scroll", "direction": "down", "amount": np.int32(40)})[0].amount == 40.0
+    # Bytes are not a point: b"ab" used to become (97, 98).
+    action, error = coerce_action({"type": "click", "point": b"ab"})
+    assert action is None and "two numbers" in error
+    assert coerce_action(b"ab", allow_point=True)[0] is None
+    # Fields of the wrong type are a clean error result, not an AttributeError later in step.
+    for data, field_name in [
+        ({"type": "navigate", "target": "url", "url": 5}, "url"),
+        ({"type": "stop", "answer": 5}, "answer"),
+        ({"type": "type", "text": 5}, "text"),
+        ({"type": "press", "key": ["enter"]}, "key"),
+    ]:
+        action, error = coerce_action(data)
+        assert action is None and f"{field_name} must be a string" in error
+
+
+def test_sentinel_valued_point_round_trips_through_gui_r1() -> None:
+    for action in (Action.click(-100, -100), Action("type", text="x", point=(-100, -100))):
+        entry = action.to_gui_r1()
+        assert entry["point"] == [-100, -100] and entry["has_point"] is True
+        assert Action.from_gui_r1(entry) == action
+        assert parse_action_text(format_gui_r1(action)).action == action
+    # A model's sentinel without the marker still means "no point", as GUI-R1 writes it.
+    assert Action.from_gui_r1({"action": "type", "point": [-100, -100], "input_text": "x"}).point is None
+    assert "has_point" not in Action.click(-100, -99).to_gui_r1()
+    with pytest.raises(InvalidActionError, match="has_point"):
+        Action.from_gui_r1({"action": "click", "point": [1, 2], "has_point": "yes"})
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"type": "click", "point": (MAX_COORDINATE + 1, 0)},
+        {"type": "click", "point": (0, -MAX_COORDINATE - 1)},
+        {"type": "swipe", "point": (1, 2), "end_point": (1e308, 0)},
+        {"type": "type", "text": "x" * (MAX_TYPED_TEXT + 1)},
+        {"type": "stop", "answer": "x" * (MAX_ANSWER_CHARS + 1)},
+        {"type": "navigate", "target": "url", "url": "x" * (MAX_URL_CHARS + 1)},
+        {"type": "press", "key": "k" * (MAX_NAME_CHARS + 1)},
+        {"type": "scroll", "direction": "down", "amount": MAX_SCROLL_AMOUNT + 1},
+        {"type": "wait", "duration": MAX_DURATION_S + 1},
+        {"type": "click", "point": (True, 2)},
+        {"type": "click", "point": "12"},
+        {"type": "click", "point": {1, 2}},
+        {"type": "click", "element_id": True},
+        {"type": 3},
+    ],
+)
+def test_out_of_range_arguments_are_invalid(kwargs: dict) -> None:
+    with pytest.raises(InvalidActionError):
+        Action(**kwargs)
+
+
+def test_arguments_at_their_bounds_are_valid() -> None:
+    assert Action.click(-MAX_COORDINATE, MAX_COORDINATE).point == (-MAX_COORDINATE, MAX_COORDINATE)
+    assert len(Action.type_text("x" * MAX_TYPED_TEXT).text) == MAX_TYPED_TEXT
+    assert Action("wait", duration=MAX_DURATION_S).duration == MAX_DURATION_S
+    assert Action.click_element(7).element_id == "7"  # type: ignore[arg-type]
+
+
+class _Hostile:
+    """An object whose protocol methods raise, as a buggy agent's custom action type might."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("len")
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("iter")
+
+
+def _object_vector(items: list) -> np.ndarray:
+    # Filled element by element: np.array(items) would try to broadcast nested arrays together.
+    out = np.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        out[i] = item
+    return out
+
+
+_numbers = st.one_of(
+    st.integers(),
+    st.integers(min_value=10**300, max_value=10**400),
+    st.floats(),
+    st.builds(np.int64, st.integers(-(2**63), 2**63 - 1)),
+    st.builds(np.float32, st.floats(width=32)),
+    st.builds(np.float64, st.floats()),
+)
+_junk_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    _numbers,
+    st.text(max_size=8),
+    st.binary(max_size=4),
+    st.sampled_from([*ACTION_TYPES, "point", "url", "back", "down", "enter"]),
+    st.just(_Hostile()),
+)
+_junk = st.recursive(
+    _junk_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.tuples(inner, inner),
+        st.dictionaries(st.sampled_from(["type", *_FIELD_NAMES, "bogus"]), inner, max_size=4),
+        st.builds(_object_vector, st.lists(inner, max_size=2)),
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_junk, st.booleans())
+def test_coerce_action_never_raises_on_junk(junk: object, allow_point: bool) -> None:
+    action, error = coerce_action(junk, allow_point=allow_point)
+    assert (action is None) != (error is None)
+    if action is not None:
+        assert isinstance(action, Action)
+        # Whatever came through is inside the documented bounds and survives a JSON round trip.
+        for point in (action.point, action.end_point):
+            assert point is None or all(math.isfinite(v) and abs(v) <= MAX_COORDINATE for v in point)
+        assert Action.from_json(action.to_json()) == action
+    else:
+        assert isinstance(error, str) and error
