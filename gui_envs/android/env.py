@@ -13,8 +13,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import POINTER_TYPES, Action, coerce_action
-from gui_envs.android.backend import DeviceBackend, DeviceTimeoutError
+from gui_envs.action_check import argument_error, checked_action
+from gui_envs.actions import POINTER_TYPES, Action
+from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
 from gui_envs.android.tasks.base import PlanStep
@@ -146,6 +147,11 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
             "activity": clean_text(self._app[1])[:MAX_TEXT],
         }
 
+    def take_server_errors(self) -> list[str]:
+        """The app handler failures (500 pages) since the last call; a real device has none to report."""
+        take = getattr(self.backend, "take_server_errors", None)
+        return list(take()) if take is not None else []
+
     def element(self, element_id: str) -> UIElement | None:
         for el in self._elements:
             if el.id == element_id:
@@ -171,13 +177,16 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
     def act(self, action: Action) -> str | None:
         """Perform ``action`` and observe the result; returns why the action was a no-op, or ``None``.
 
-        A device call that times out becomes the action's error (the screen is observed again); any other
-        :class:`~gui_envs.android.backend.DeviceError` (a disconnect, a crash) propagates.
+        A device call that times out or that the device refuses (``DeviceActionError``) becomes the action's
+        error (the screen is observed again); any other :class:`~gui_envs.android.backend.DeviceError` (a
+        disconnect, a crash) propagates.
         """
         try:
             error = self._execute(action)
         except DeviceTimeoutError as exc:
             error = f"the action timed out: {exc}"
+        except DeviceActionError as exc:
+            error = f"the device refused the action: {exc}"
         self._observe()
         return error
 
@@ -189,6 +198,9 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
     def _execute(self, action: Action) -> str | None:
         """Perform ``action`` on the device; return why it was a no-op, or ``None``."""
         b = self.backend
+        problem = argument_error(action)
+        if problem is not None:
+            return problem
         point, error = self._device_point(action)
         if error is not None:
             return error
@@ -330,7 +342,8 @@ class GuiAndroidEnv(PhoneEnvBase):
     simulated phone the next ``reset`` relaunches Chromium.
 
     **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``reference_answer``,
-    ``action_error``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next, for reward
+    ``action_error``, ``server_errors`` (one line per app handler that failed with a 500 page since the last
+    step; always empty on a device), ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next, for reward
     shaping; ``None`` when its next action has no target), ``oracle_error``, ``app``, ``activity``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
@@ -404,6 +417,7 @@ class GuiAndroidEnv(PhoneEnvBase):
         task_seed = options.get("seed")
         self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
         self.actions, self._steps, self._pending, self._oracle_error = [], 0, None, None
+        self.take_server_errors()  # the last episode's, unreported if it ended without a step
         if self.simulated:
             self.backend.restore(self.task_seed)  # type: ignore[attr-defined]
             self.task = cls(self._state(), np.random.default_rng([self.task_seed, 11]))
@@ -419,7 +433,7 @@ class GuiAndroidEnv(PhoneEnvBase):
         if not self._was_reset:
             raise RuntimeError("call reset() before step()")
         self._steps += 1
-        parsed, error = coerce_action(action)
+        parsed, error = checked_action(action)
         pending, self._pending = self._pending, None
         if parsed is not None:
             self.actions.append(parsed)
@@ -488,6 +502,7 @@ class GuiAndroidEnv(PhoneEnvBase):
             "score": float(score),
             "reference_answer": task.reference_answer if task is not None else None,
             "action_error": error,
+            "server_errors": self.take_server_errors(),
             "target_bbox": self._peek()[2],
             "oracle_error": self._oracle_error,
             "app": self._app[0],
