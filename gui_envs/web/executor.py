@@ -40,7 +40,7 @@ from gui_envs.web.session import BrowserTimeoutError
 
 MAX_WAIT_S = 5.0
 #: Text up to this many characters is typed key by key (key events, Enter presses); longer text is inserted.
-KEYED_CHARS = 256
+KEYED_CHARS = 64
 _KEYS = {
     "enter": "Enter",
     "return": "Enter",
