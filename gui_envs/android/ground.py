@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.action_check import checked_action
+from gui_envs.actions import Action
 from gui_envs.android.env import MAX_TEXT, PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.web.ground import BANNER_PX, box_action_space, box_point, draw_instruction_banner
@@ -165,7 +166,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
 
     def _text_action_point(self, action: Any) -> tuple[tuple[float, float] | None, str | None]:
         """The tap point (screenshot pixels) of a text-mode action, or why there is none."""
-        parsed, error = coerce_action(action)
+        parsed, error = checked_action(action)
         if parsed is None:
             return None, error
         if parsed.point is not None:

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.action_check import checked_action
+from gui_envs.actions import Action
 from gui_envs.web import observation
 from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.observation import CHARSET
@@ -149,7 +150,7 @@ class GuiWebGroundEnv(WebEnvBase):
         if self.action_type == "box":
             point, error = box_point(action)
         else:
-            parsed, error = coerce_action(action)
+            parsed, error = checked_action(action)
             if parsed is not None and parsed.point is not None:
                 point = parsed.point
             elif parsed is not None and parsed.element_id is not None:
@@ -206,7 +207,7 @@ def box_point(action: Any) -> tuple[tuple[float, float] | None, str | None]:
     """The ``(x, y)`` pixel point of a box-mode action, or why it is not one. Never raises."""
     try:
         arr = np.asarray(action, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float range (10**400)
         arr = np.empty(0)
     if arr.shape != (2,) or not np.all(np.isfinite(arr)):
         return None, f"a box action is two finite numbers (x, y) in pixels, got {action!r}"

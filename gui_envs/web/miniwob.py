@@ -16,7 +16,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from gui_envs.actions import coerce_action
+from gui_envs.action_check import checked_action
 from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 from gui_envs.web.observation import CHARSET
@@ -155,7 +155,7 @@ class MiniWoBEnv(WebEnvBase):
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         self._steps += 1
-        parsed, error = coerce_action(action)
+        parsed, error = checked_action(action)
         stop = parsed is not None and parsed.type == "stop"
         if parsed is not None and not stop:
             error = self._act(parsed, self.task_url)
