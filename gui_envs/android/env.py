@@ -329,7 +329,9 @@ class GuiAndroidEnv(PhoneEnvBase):
     moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
     tap it and replace its text; without: type into the focused field), ``press`` ``enter``, ``navigate``
     ``back`` / ``home``, ``open_app`` (label, alias or package), ``wait``, and ``stop`` (status ``success`` or
-    ``infeasible``, optional ``answer``). Points are screenshot pixels.
+    ``infeasible``, optional ``answer``). Points are screenshot pixels. Arguments are checked before they
+    reach the device (:mod:`gui_envs.action_check`); whatever ``step`` is given, it returns, at worst with an
+    ``action_error`` no-op.
 
     **Reward**: the task's score in [0, 1] when the episode ends, else 0; an action that is malformed, off
     screen or impossible costs ``invalid_action_penalty`` and is a no-op (``info["action_error"]`` says why).
