@@ -316,9 +316,9 @@ class GuiWebEnv(WebEnvBase):
     :class:`~gui_envs.actions.Action` objects and dicts directly. Every web action of the shared schema is
     supported (see :mod:`gui_envs.web.executor`); ``stop`` ends the episode, optionally with an ``answer``.
     Arguments are checked before they reach the browser (:mod:`gui_envs.action_check`: field types,
-    coordinates, ``type`` text at most 16,384 characters); whatever ``step`` is given, it returns, at worst
-    with an ``action_error`` no-op. A site handler that fails answers a 500 page, listed in
-    ``info["server_errors"]``.
+    coordinates, ``type`` text at most :data:`~gui_envs.action_check.MAX_TYPE_CHARS` characters); whatever
+    ``step`` is given, it returns, at worst with an ``action_error`` no-op. A site handler that fails
+    answers a 500 page, listed in ``info["server_errors"]``.
 
     **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached),
     else 0; an action that is malformed, out of the viewport, or fails costs ``invalid_action_penalty``
