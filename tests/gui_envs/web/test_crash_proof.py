@@ -11,6 +11,7 @@ import sqlite3
 import time
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -212,3 +213,13 @@ def test_no_action_escapes_step(web_env: GuiWebEnv, task: str, actions: list[Any
     _, _, _, _, info = web_env.step(Action.navigate("home"))
     assert info["action_error"] is None and info["url"] == web_env.home_url, (actions, info["action_error"])
     json.dumps(info)
+
+
+@pytest.mark.parametrize("name", ["classifieds.edit_title", "classifieds.edit_price"])
+def test_a_deleted_ad_scores_zero_instead_of_raising(name: str) -> None:
+    state = SiteState(SITES["classifieds"])
+    state.restore(3)
+    task = TASKS[name](state, np.random.default_rng([3, 7]))
+    state.db.execute("UPDATE listings SET deleted = 1 WHERE id = ?", (task.l["id"],))
+    url = SITES["classifieds"].origin + "/"
+    assert task.is_done(url) is False and task.evaluate(url, None) == 0.0
