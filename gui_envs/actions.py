@@ -69,8 +69,9 @@ MAX_COORDINATE = 1_000_000.0
 MAX_SCROLL_AMOUNT = 100_000.0
 #: Largest ``duration`` (``wait``, ``long_press``, ``swipe``), in seconds.
 MAX_DURATION_S = 60.0
-#: Most characters a ``type`` action may type: longer text would outlast the browser's call time-out.
-MAX_TYPED_TEXT = 4096
+#: Most characters a ``type`` action may type (16 KB: a long post or a pasted document). The executors insert
+#: long text as one input event, so even the cap types in milliseconds, well inside the call time-out.
+MAX_TYPED_TEXT = 16_384
 #: Most characters of a ``stop`` answer.
 MAX_ANSWER_CHARS = 4096
 #: Most characters of a ``navigate`` url.

@@ -37,6 +37,11 @@ class DeviceTimeoutError(DeviceError):
     failed (``info["action_error"]``) instead of raising."""
 
 
+class DeviceActionError(DeviceError):
+    """The device refused one input (its arguments, not the device, were at fault). The device is still
+    usable; the env reports the action as failed (``info["action_error"]``) instead of raising."""
+
+
 class DeviceBackend(abc.ABC):
     """What an agent can do to a phone. All coordinates are device pixels; durations are seconds.
 

@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import POINTER_TYPES, Action, coerce_action
-from gui_envs.android.backend import DeviceBackend, DeviceTimeoutError
+from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
 from gui_envs.android.tasks.base import PlanStep
@@ -146,6 +146,11 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
             "activity": clean_text(self._app[1])[:MAX_TEXT],
         }
 
+    def take_server_errors(self) -> list[str]:
+        """The app handler failures (500 pages) since the last call; a real device has none to report."""
+        take = getattr(self.backend, "take_server_errors", None)
+        return list(take()) if take is not None else []
+
     def element(self, element_id: str) -> UIElement | None:
         for el in self._elements:
             if el.id == element_id:
@@ -171,13 +176,16 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
     def act(self, action: Action) -> str | None:
         """Perform ``action`` and observe the result; returns why the action was a no-op, or ``None``.
 
-        A device call that times out becomes the action's error (the screen is observed again); any other
-        :class:`~gui_envs.android.backend.DeviceError` (a disconnect, a crash) propagates.
+        A device call that times out or that the device refuses (``DeviceActionError``) becomes the action's
+        error (the screen is observed again); any other :class:`~gui_envs.android.backend.DeviceError` (a
+        disconnect, a crash) propagates.
         """
         try:
             error = self._execute(action)
         except DeviceTimeoutError as exc:
             error = f"the action timed out: {exc}"
+        except DeviceActionError as exc:
+            error = f"the device refused the action: {exc}"
         self._observe()
         return error
 
@@ -317,7 +325,9 @@ class GuiAndroidEnv(PhoneEnvBase):
     moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
     tap it and replace its text; without: type into the focused field), ``press`` ``enter``, ``navigate``
     ``back`` / ``home``, ``open_app`` (label, alias or package), ``wait``, and ``stop`` (status ``success`` or
-    ``infeasible``, optional ``answer``). Points are screenshot pixels.
+    ``infeasible``, optional ``answer``). Points are screenshot pixels. Arguments are checked before they
+    reach the device (:class:`~gui_envs.actions.Action` checks its fields); whatever ``step`` is given, it returns, at worst with an
+    ``action_error`` no-op.
 
     **Reward**: the task's score in [0, 1] when the episode ends, else 0; an action that is malformed, off
     screen or impossible costs ``invalid_action_penalty`` and is a no-op (``info["action_error"]`` says why).
@@ -329,8 +339,9 @@ class GuiAndroidEnv(PhoneEnvBase):
     ``max_steps`` steps. A device failure raises :class:`~gui_envs.android.backend.DeviceError`; for the
     simulated phone the next ``reset`` relaunches Chromium.
 
-    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``, ``app``,
-    ``activity``.
+    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
+    ``server_errors`` (one line per app handler that failed with a 500 page since the last step; always empty
+    on a device), ``app``, ``activity``.
 
     **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
     ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next;
@@ -407,6 +418,7 @@ class GuiAndroidEnv(PhoneEnvBase):
         task_seed = options.get("seed")
         self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
         self.actions, self._steps, self._pending, self._oracle_error = [], 0, None, None
+        self.take_server_errors()  # the last episode's, unreported if it ended without a step
         if self.simulated:
             self.backend.restore(self.task_seed)  # type: ignore[attr-defined]
             self.task = cls(self._state(), np.random.default_rng([self.task_seed, 11]))
@@ -490,6 +502,7 @@ class GuiAndroidEnv(PhoneEnvBase):
             "success": score >= 1.0,
             "score": float(score),
             "action_error": error,
+            "server_errors": self.take_server_errors(),
             "app": self._app[0],
             "activity": self._app[1],
         }

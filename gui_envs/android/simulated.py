@@ -21,24 +21,31 @@ What makes it a phone rather than a web page:
 * **system settings**: the Settings app's dark theme applies to every app, as on a phone.
 * **touch**: a swipe drags seek bars and otherwise scrolls the view under the finger, content following the
   finger; a long press holds for ``duration`` seconds (rows with a long-press menu open it after 0.5 s).
+  Touch points are clamped to the screen (a finger cannot leave the glass) and a scroll moves at most
+  :data:`~gui_envs.actions.MAX_SCROLL_AMOUNT`, so no argument can stall Chromium.
+* **robustness**: an app handler that fails answers a 500 page (listed by :meth:`SimulatedPhone.take_server_errors`);
+  a Playwright error that is not a crash is a :class:`~gui_envs.android.backend.DeviceActionError`.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import math
 import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from gui_envs.actions import MAX_SCROLL_AMOUNT
 from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
-from gui_envs.android.backend import KEYS, DeviceBackend, DeviceError, DeviceTimeoutError
+from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
 from gui_envs.web import executor
+from gui_envs.web.env import fulfil, guarded_response
 from gui_envs.web.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
-from gui_envs.web.sites.base import Request, Response, SiteState
+from gui_envs.web.sites.base import SiteState
 
 logger = logging.getLogger(__name__)
 
@@ -205,6 +212,7 @@ class SimulatedPhone(DeviceBackend):
         self._blocked_documents = 0
         self._session: BrowserSession | None = None
         self._crashed: str | None = None
+        self._server_errors: list[str] = []
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -268,17 +276,12 @@ class SimulatedPhone(DeviceBackend):
                     self._blocked_documents += 1
                 r.abort("blockedbyclient")
                 return
-            try:
-                resp = self.states[pkg].handle(Request.from_url(req.method, req.url, req.post_data_buffer))
-            except Exception as exc:  # noqa: BLE001 - an app bug must show as a page, not hang the phone
-                logger.exception("app %s failed on %s", pkg, req.url)
-                resp = Response(
-                    status=500, body=f"<!doctype html><h1>App error</h1><p>{type(exc).__name__}</p>"
-                )
+            # An app bug must show as a 500 page, not leave the request hanging until the phone is dead.
+            resp = guarded_response(self.states[pkg].handle, req, self._server_errors)
             body = resp.body
             if isinstance(body, str) and self.dark_theme:
                 body = body.replace("<body ", '<body data-theme="dark" ', 1)
-            r.fulfill(status=resp.status, headers=resp.headers, body=body)
+            fulfil(r, resp.status, resp.headers, body)
 
         context.route("**/*", route)
         context.add_init_script(executor.NAV_FLAG_SCRIPT)
@@ -288,7 +291,14 @@ class SimulatedPhone(DeviceBackend):
         page.on("crash", lambda _p: setattr(self, "_crashed", "the phone's renderer crashed"))
         h.extra["phone"] = page
 
+    def take_server_errors(self) -> list[str]:
+        """The app handler failures (500 pages) since the last call, one line each; clears the list."""
+        errors, self._server_errors = self._server_errors, []
+        return errors
+
     def _call(self, fn: Any, what: str) -> Any:
+        from playwright.sync_api import Error as PlaywrightError
+
         session = self._session if self._session is not None else self._ensure()
         if not session.alive or self._crashed:
             reason = self._crashed or "the phone's browser is gone"
@@ -299,6 +309,10 @@ class SimulatedPhone(DeviceBackend):
             raise DeviceTimeoutError(self.serial, f"{what} timed out: {exc}") from exc
         except BrowserCrashedError as exc:
             raise DeviceError(self.serial, f"{what} failed: {exc}") from exc
+        except PlaywrightError as exc:
+            # Not a crash (the session maps those to BrowserCrashedError): Playwright refused this call.
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DeviceActionError(self.serial, f"{what} failed: {detail}") from exc
 
     # ----- reads -------------------------------------------------------------------------------------------
     def screenshot(self, scale: float = 1.0) -> np.ndarray:
@@ -393,9 +407,11 @@ class SimulatedPhone(DeviceBackend):
         """Scroll the view under ``(x, y)`` by ``(dx, dy)`` device pixels (positive ``dy``: further down)."""
         cx, cy = self._css(x, y)
 
+        wx, wy = (min(max(v / self.density, -MAX_SCROLL_AMOUNT), MAX_SCROLL_AMOUNT) for v in (dx, dy))
+
         def act(p: Any) -> None:
             p.mouse.move(cx, cy)
-            p.mouse.wheel(dx / self.density, dy / self.density)
+            p.mouse.wheel(wx, wy)
             p.evaluate(_TWO_FRAMES_JS)
 
         self._input(act, "scroll")
@@ -448,7 +464,14 @@ class SimulatedPhone(DeviceBackend):
 
     # ----- helpers -----------------------------------------------------------------------------------------
     def _css(self, x: float, y: float) -> tuple[float, float]:
-        return (x / self.density, y / self.density)
+        """Device pixels -> CSS pixels, clamped to the screen (a touch cannot land off the glass)."""
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise DeviceActionError(self.serial, f"a touch point must be finite, got ({x}, {y})")
+        width, height = self.css_size
+        return (
+            min(max(x / self.density, 0.0), width - 1.0),
+            min(max(y / self.density, 0.0), height - 1.0),
+        )
 
     def _input(self, act: Any, what: str) -> Any:
         """Run ``act(page)``, wait for any navigation it started, and update the back stack."""

@@ -21,12 +21,18 @@ serial. Reads (screenshot, hierarchy, app_current, window_size) are retried ``re
 between tries; inputs (taps, swipes, keys, typing, app starts) are not, since repeating a tap that may have
 landed is not safe.
 
+Arguments are bounded before they reach the device: touch points are clamped to the screen (a non-finite one
+is a :class:`~gui_envs.android.backend.DeviceActionError`), press and swipe durations to
+:data:`MAX_TOUCH_S` seconds, and text is sent in chunks of :data:`SEND_CHUNK` characters, each call under its
+own time limit, so long text cannot overrun one call's time-out.
+
 This path is tested against a replay fake (recorded hierarchy XML and images), not against a device: CI has
 no emulator.
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -34,10 +40,22 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gui_envs.android.backend import KEYS, DeviceBackend, DeviceError, DeviceTimeoutError, resize_rgb
+from gui_envs.android.backend import (
+    KEYS,
+    DeviceActionError,
+    DeviceBackend,
+    DeviceError,
+    DeviceTimeoutError,
+    resize_rgb,
+)
 from gui_envs.android.hierarchy import HierarchyParseError, parse_hierarchy
 
 T = TypeVar("T")
+
+#: Characters per ``send_keys`` call: each call has the full time limit, so long text stays in bounds.
+SEND_CHUNK = 1000
+#: Longest touch (long press or swipe), in seconds.
+MAX_TOUCH_S = 5.0
 
 
 def _connect(serial: str) -> Any:
@@ -75,6 +93,7 @@ class UiAutomator2Backend(DeviceBackend):
         self.app_labels = dict(app_labels or {})
         self._connect = connect or _connect
         self._device: Any = None
+        self._size: tuple[int, int] | None = None
         self._device = self._run(lambda: self._connect(self.serial), "connect")
 
     # ----- plumbing ------------------------------------------------------------------------------------------
@@ -161,14 +180,27 @@ class UiAutomator2Backend(DeviceBackend):
 
     # ----- inputs ----------------------------------------------------------------------------------------------
     def click(self, x: float, y: float) -> None:
-        self._input(lambda d: d.click(int(round(x)), int(round(y))), "click")
+        px, py = self._on_screen(x, y)
+        self._input(lambda d: d.click(px, py), "click")
 
     def long_click(self, x: float, y: float, duration: float = 0.8) -> None:
-        self._input(lambda d: d.long_click(int(round(x)), int(round(y)), duration), "long click")
+        px, py = self._on_screen(x, y)
+        hold = _touch_s(duration)
+        self._input(lambda d: d.long_click(px, py, hold), "long click")
 
     def swipe(self, x1: float, y1: float, x2: float, y2: float, duration: float = 0.3) -> None:
-        pts = [int(round(v)) for v in (x1, y1, x2, y2)]
-        self._input(lambda d: d.swipe(*pts, duration=duration), "swipe")
+        pts = [*self._on_screen(x1, y1), *self._on_screen(x2, y2)]
+        span = _touch_s(duration)
+        self._input(lambda d: d.swipe(*pts, duration=span), "swipe")
+
+    def _on_screen(self, x: float, y: float) -> tuple[int, int]:
+        """Device pixels rounded and clamped to the screen; a non-finite point is the caller's mistake."""
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise DeviceActionError(self.serial, f"a touch point must be finite, got ({x}, {y})")
+        if self._size is None:
+            self._size = self.window_size()
+        width, height = self._size
+        return min(max(round(x), 0), width - 1), min(max(round(y), 0), height - 1)
 
     def send_keys(self, text: str, clear: bool = False) -> bool:
         # uiautomator2 types into whatever has focus and says nothing when nothing does; check first.
@@ -178,7 +210,9 @@ class UiAutomator2Backend(DeviceBackend):
             focused = True  # an unparsable dump should not block typing
         if not focused:
             return False
-        self._input(lambda d: d.send_keys(text, clear=clear), "send_keys")
+        for start in range(0, max(len(text), 1), SEND_CHUNK):
+            chunk, first = text[start : start + SEND_CHUNK], start == 0
+            self._input(lambda d, c=chunk, f=first: d.send_keys(c, clear=clear and f), "send_keys")
         return True
 
     def press(self, key: str) -> None:
@@ -192,3 +226,8 @@ class UiAutomator2Backend(DeviceBackend):
     def close(self) -> None:
         """uiautomator2 holds no process on this side; dropping the device object is enough."""
         self._device = None
+
+
+def _touch_s(duration: float) -> float:
+    """A touch duration in seconds, within ``[0, MAX_TOUCH_S]`` (a non-finite one is the default 0.3 s)."""
+    return min(max(float(duration), 0.0), MAX_TOUCH_S) if math.isfinite(duration) else 0.3

@@ -132,11 +132,18 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             )
             return (error, *self._observe_in_thread(h.page))
 
+        from playwright.sync_api import Error as PlaywrightError
+
         assert self._session is not None
         try:
             error, new_view, image = self._session.call(work)
         except BrowserTimeoutError as exc:
             error = f"the action timed out: {exc}"
+            new_view, image = self._session.call(self._observe_in_thread_handles)
+        except PlaywrightError as exc:
+            # The session raises BrowserCrashedError (not a PlaywrightError) when the browser is gone; any
+            # Playwright error left is this action's fault (arguments Playwright refused), so a no-op.
+            error = f"the browser refused the action: {str(exc).splitlines()[0] if str(exc) else exc!r}"
             new_view, image = self._session.call(self._observe_in_thread_handles)
         self._absorb(new_view, image)
         return error
@@ -158,6 +165,10 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
     def _take_blocked(self) -> list[str]:
         blocked, self._net.blocked = self._net.blocked, []
         return blocked
+
+    def _take_server_errors(self) -> list[str]:
+        errors, self._net.server_errors = self._net.server_errors, []
+        return errors
 
     # ----- shared observation pieces ------------------------------------------------------------------------
     def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
@@ -216,10 +227,12 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
 
 @dataclass
 class NetLog:
-    """What the router blocked: every URL since the last step, and a count of blocked navigations."""
+    """What the router saw since the last step: blocked URLs, a count of blocked navigations, and the
+    server errors (one line per 500 page a site handler produced)."""
 
     blocked: list[str] = field(default_factory=list)
     blocked_documents: int = 0
+    server_errors: list[str] = field(default_factory=list)
 
 
 def install_routing(
@@ -241,8 +254,8 @@ def install_routing(
                 net.blocked_documents += 1
             r.abort("blockedbyclient")
             return
-        resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
-        r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)
+        resp = guarded_response(handler, req, net.server_errors)
+        fulfil(r, resp.status, resp.headers, resp.body)
 
     def websocket(ws: Any) -> None:
         net.blocked.append(ws.url)
@@ -251,6 +264,33 @@ def install_routing(
     handles.context.route("**/*", route)
     handles.context.route_web_socket(re.compile(".*"), websocket)
     handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
+
+
+def guarded_response(handler: Callable[[Request], Response], req: Any, errors: list[str]) -> Response:
+    """``handler``'s answer to the Playwright request ``req``; any exception is a 500 page, never a hang.
+
+    An exception left in a route callback leaves the request unanswered: the page waits for it until the
+    call time-out and the session declares the browser dead. Every 500 (from here or from a site's own
+    guard, :meth:`~gui_envs.web.sites.base.Site.handle`) is appended to ``errors`` for ``info``.
+    """
+    try:
+        resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
+    except Exception as exc:  # noqa: BLE001 - see above: anything but an answer kills the episode
+        logger.exception("request handler failed on %s %s", req.method, req.url)
+        resp = Response.server_error(f"{req.method} {req.url}", exc)
+    if resp.error is not None:
+        errors.append(resp.error)
+    return resp
+
+
+def fulfil(route: Any, status: int, headers: dict[str, str], body: str | bytes) -> None:
+    """``route.fulfill``, tolerating a request that went away meanwhile (its page navigated or closed)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        route.fulfill(status=status, headers=headers, body=body)
+    except PlaywrightError as exc:
+        logger.debug("could not fulfil %s: %s", route.request.url, exc)
 
 
 class GuiWebEnv(WebEnvBase):
@@ -275,6 +315,10 @@ class GuiWebEnv(WebEnvBase):
     **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
     :class:`~gui_envs.actions.Action` objects and dicts directly. Every web action of the shared schema is
     supported (see :mod:`gui_envs.web.executor`); ``stop`` ends the episode, optionally with an ``answer``.
+    Arguments are checked before they reach the browser (:class:`~gui_envs.actions.Action`: field types,
+    coordinates, ``type`` text at most :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters); whatever
+    ``step`` is given, it returns, at worst with an ``action_error`` no-op. A site handler that fails
+    answers a 500 page, listed in ``info["server_errors"]``.
 
     **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached),
     else 0; an action that is malformed, out of the viewport, or fails costs ``invalid_action_penalty``
@@ -286,8 +330,9 @@ class GuiWebEnv(WebEnvBase):
     :class:`~gui_envs.web.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
-    ``blocked_requests``, ``action_bbox`` (pixels; the bbox of the element this step's action targeted by id,
-    if any), ``url``.
+    ``blocked_requests``, ``server_errors`` (one line per site handler that failed with a 500 page since the
+    last step), ``action_bbox`` (pixels; the bbox of the element this step's action targeted by id, if any),
+    ``url``.
 
     **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
     ``reference_answer``, ``target_bbox`` (bbox in pixels of the element the oracle would act on next;
@@ -373,6 +418,7 @@ class GuiWebEnv(WebEnvBase):
         )
         self._steps = 0
         self._take_blocked()
+        self._take_server_errors()
         self._load(self.home_url)
         self.task.visited.append(self._view.url)
         return self._obs(), self._info(None, score=0.0)
@@ -456,6 +502,7 @@ class GuiWebEnv(WebEnvBase):
             "score": float(score),
             "action_error": error,
             "blocked_requests": self._take_blocked(),
+            "server_errors": self._take_server_errors(),
             "url": self._view.url,
         }
 

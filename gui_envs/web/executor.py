@@ -9,13 +9,22 @@ Semantics, all coordinates in screenshot pixels:
   the centre of ``element_id``'s bbox in the observation the agent saw; points outside the viewport are
   rejected;
 * ``type`` with a target clicks it and replaces its content (a ``<select>`` chooses the option whose text or
-  value matches); without a target it types into the focused element;
+  value matches); without a target it types into the focused element. Up to :data:`KEYED_CHARS` characters
+  are typed key by key; longer text is inserted as an IME would (one ``input`` event, bounded time: 8 KB takes
+  milliseconds, not the 10 s call time-out), with a trailing newline pressed as Enter. At most
+  :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters (the ``Action`` refuses more);
 * ``scroll`` turns the mouse wheel at ``point`` (default: viewport centre) by ``amount`` pixels, default 80%
-  of the viewport;
+  of the viewport, at most :data:`~gui_envs.actions.MAX_SCROLL_AMOUNT`;
 * ``press`` takes names such as ``enter``, ``tab``, ``ctrl+a``;
 * ``navigate`` goes ``back``/``forward``, ``home`` (the task's start page) or to a ``url`` of one of the
   env's own origins; any other origin is rejected;
-* ``wait`` sleeps ``duration`` seconds (at most 5); ``stop`` is handled by the env; ``swipe`` drags.
+* ``wait`` sleeps ``duration`` seconds (at most 5); ``stop`` is handled by the env; ``swipe`` drags from a
+  point in the viewport; an end point outside it is clamped to the viewport's edge (the finger leaves the
+  screen there).
+
+Arguments of the wrong type or magnitude never get here: an :class:`~gui_envs.actions.Action` checks its own
+fields (types, finite coordinates within :data:`~gui_envs.actions.MAX_COORDINATE`, text length), and
+:func:`~gui_envs.actions.coerce_action` turns anything else into an action error.
 """
 
 from __future__ import annotations
@@ -25,11 +34,13 @@ import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any
 
-from gui_envs.actions import Action
+from gui_envs.actions import MAX_SCROLL_AMOUNT, Action
 from gui_envs.web.observation import PageView
 from gui_envs.web.session import BrowserTimeoutError
 
 MAX_WAIT_S = 5.0
+#: Text up to this many characters is typed key by key (key events, Enter presses); longer text is inserted.
+KEYED_CHARS = 64
 _KEYS = {
     "enter": "Enter",
     "return": "Enter",
@@ -135,7 +146,7 @@ def execute(
         return _type(page, action, point)
     elif t == "scroll":
         amount = (
-            action.amount
+            min(action.amount, MAX_SCROLL_AMOUNT)
             if action.amount is not None
             else 0.8 * (height if action.direction in ("up", "down") else width)
         )
@@ -155,6 +166,8 @@ def execute(
                 action.direction or "up"
             ]
             end = (action.point[0] + dx, action.point[1] + dy)
+        # A drag to 1e308 made Chromium interpolate to an absurd point and stop answering.
+        end = (min(max(end[0], 0.0), width - 1.0), min(max(end[1], 0.0), height - 1.0))
         mouse.move(*action.point)
         mouse.down()
         mouse.move(*end, steps=8)
@@ -209,7 +222,15 @@ def _type(page: Any, action: Action, point: tuple[float, float] | None) -> str |
         "['input', 'textarea'].includes(a.tagName.toLowerCase())); }"
     ):
         return "no text field has focus; click one first or give element_id"
-    page.keyboard.type(text)
+    if len(text) <= KEYED_CHARS:
+        page.keyboard.type(text)
+        return None
+    # Key by key costs a round trip per character (8 KB overran the call time-out and the browser was
+    # declared dead); one insertion is bounded. A trailing newline keeps its meaning: press Enter.
+    body, enter = (text[:-1], True) if text.endswith("\n") else (text, False)
+    page.keyboard.insert_text(body)
+    if enter:
+        page.keyboard.press("Enter")
     return None
 
 

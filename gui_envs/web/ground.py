@@ -249,7 +249,7 @@ def box_point(action: Any) -> tuple[tuple[float, float] | None, str | None]:
     """The ``(x, y)`` pixel point of a box-mode action, or why it is not one. Never raises."""
     try:
         arr = np.asarray(action, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float range (10**400)
         arr = np.empty(0)
     if arr.shape != (2,) or not np.all(np.isfinite(arr)):
         return None, f"a box action is two finite numbers (x, y) in pixels, got {action!r}"

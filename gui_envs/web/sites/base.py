@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import re
 import sqlite3
 import threading
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 #: Each site's origin lives under this pseudo top-level domain; nothing outside it is ever fetched.
 DOMAIN = "guigym.test"
@@ -75,11 +78,26 @@ class Request:
 
 @dataclass
 class Response:
-    """What a site returns: status, headers and a body (str is encoded as UTF-8)."""
+    """What a site returns: status, headers and a body (str is encoded as UTF-8).
+
+    ``error`` is never sent to the browser: it names the handler bug behind a 500 page, so the env can
+    report it in ``info["server_errors"]``.
+    """
 
     status: int = 200
     body: str | bytes = ""
     headers: dict[str, str] = field(default_factory=lambda: {"content-type": "text/html; charset=utf-8"})
+    error: str | None = None
+
+    @classmethod
+    def server_error(cls, where: str, exc: BaseException) -> Response:
+        """The 500 page for a handler bug; the page shows the exception type only, ``error`` the detail."""
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        return cls(
+            status=500,
+            body=f"<!doctype html><title>Server error</title><h1>Server error</h1><p>{e(type(exc).__name__)}</p>",
+            error=f"{where}: {type(exc).__name__}: {detail}",
+        )
 
     @classmethod
     def redirect(cls, location: str) -> Response:
@@ -157,7 +175,13 @@ class Site:
         raise NotImplementedError
 
     def handle(self, db: sqlite3.Connection, request: Request) -> Response:
-        """Answer one request; unknown paths are 404, handler bugs are 500 with the error text."""
+        """Answer one request; unknown paths are 404, bad input 400, handler bugs 500; never raises.
+
+        Bad input is what a handler rejects while reading the request: a malformed or unknown id
+        (``ValueError``, ``LookupError``) or a number too large for SQLite (``OverflowError``, such as a
+        25-digit product id or quantity). Any other exception is a bug in the handler: it becomes a 500 page
+        whose :attr:`Response.error` says what failed, and is logged.
+        """
         found = self.router.match(request.method, request.path)
         if found is None:
             return Response.not_found()
@@ -165,8 +189,11 @@ class Site:
         try:
             with db:  # one transaction per request: a failing handler leaves the state untouched
                 return handler(self, db, request, **captures)
-        except (ValueError, LookupError) as exc:
+        except (ValueError, LookupError, OverflowError) as exc:
             return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{e(exc)}</p>")
+        except Exception as exc:  # noqa: BLE001 - any other handler failure is a 500 page, never a hang
+            logger.exception("%s: handler failed on %s %s", self.host, request.method, request.path)
+            return Response.server_error(f"{self.host} {request.method} {request.path}", exc)
 
     def serve(self, db: sqlite3.Connection, request: Request) -> Response:
         """:meth:`handle`, with redirects followed server-side.

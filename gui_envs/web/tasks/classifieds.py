@@ -137,9 +137,8 @@ class EditPrice(ClassifiedsTask, StateTask):
         return f"Lower the price of my ad '{self.l['title']}' to ${self.price}."
 
     def done(self, url: str) -> bool:
-        return (
-            self.one("SELECT price FROM listings WHERE id=? AND deleted=0", (self.l["id"],))[0] == self.price
-        )
+        row = self.one("SELECT price FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
+        return row is not None and row[0] == self.price
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -160,7 +159,9 @@ class EditTitle(ClassifiedsTask, StateTask):
         return f"Rename my ad '{self.l['title']}' to '{self.new}'."
 
     def done(self, url: str) -> bool:
-        return self.one("SELECT title FROM listings WHERE id=? AND deleted=0", (self.l["id"],))[0] == self.new
+        # A deleted ad has no row here: it was not renamed (and must not raise from step).
+        row = self.one("SELECT title FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
+        return row is not None and row[0] == self.new
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
