@@ -57,11 +57,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gui_envs.actions import Action
-from gui_envs.web import observation
-from gui_envs.web.chromium import find_chromium, launch_args
+from gui_envs.browser import observation
+from gui_envs.browser.chromium import find_chromium, launch_args
 from gui_envs.web.env import GuiWebEnv
-from gui_envs.web.session import SESSION_FLAGS
-from gui_envs.web.sites.base import Request, SiteState
+from gui_envs.browser.session import SESSION_FLAGS
+from gui_envs.browser.site import Request, SiteState
 from gui_envs.web.sites.shop import ShopSite
 
 MINIWOB_TASK = "click-test"

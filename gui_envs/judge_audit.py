@@ -32,7 +32,7 @@ from gui_envs.android.tasks import TASKS as PHONE_TASKS
 from gui_envs.android.tasks.base import AndroidTask, PhoneState
 from gui_envs.android.tasks.base import AnswerTask as PhoneAnswerTask
 from gui_envs.android.tasks.base import InfeasibleTask as PhoneInfeasibleTask
-from gui_envs.web.sites.base import SiteState
+from gui_envs.browser.site import SiteState
 from gui_envs.web.tasks import SITES
 from gui_envs.web.tasks import TASKS as WEB_TASKS
 from gui_envs.web.tasks.base import AnswerTask as WebAnswerTask

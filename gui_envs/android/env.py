@@ -18,7 +18,7 @@ from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTim
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
 from gui_envs.android.tasks.base import PlanStep
-from gui_envs.web.observation import CHARSET, clean_text
+from gui_envs.browser.observation import CHARSET, clean_text
 
 logger = logging.getLogger(__name__)
 

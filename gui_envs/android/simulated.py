@@ -1,11 +1,11 @@
 """``SimulatedPhone``: the bundled phone apps rendered by Chromium, behind the device-backend interface.
 
 The phone is a Chromium page of 360 x 800 CSS pixels at ``device_scale_factor`` 3, so its screen is
-1080 x 2400 device pixels, like a Pixel. It reuses the web family's plumbing: one
-:class:`~gui_envs.web.session.BrowserSession` (a worker thread owns Playwright, so the phone works inside a
-running asyncio loop and from any thread) and the in-process site framework (each app is a
-:class:`~gui_envs.android.apps.base.PhoneApp` served through Playwright request routing, with its state in
-its own in-memory SQLite database).
+1080 x 2400 device pixels, like a Pixel. It runs on the shared browser plumbing (:mod:`gui_envs.browser`): one
+:class:`~gui_envs.browser.session.BrowserSession` whose page is the screen (a worker thread owns Playwright, so
+the phone works inside a running asyncio loop and from any thread), and hermetic routing to in-process apps
+(each app is a :class:`~gui_envs.android.apps.base.PhoneApp` with its state in its own in-memory SQLite
+database).
 
 What makes it a phone rather than a web page:
 
@@ -29,6 +29,7 @@ What makes it a phone rather than a web page:
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import math
@@ -42,14 +43,15 @@ from gui_envs.actions import MAX_SCROLL_AMOUNT
 from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
 from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
-from gui_envs.web import executor
-from gui_envs.web.env import fulfil, guarded_response
-from gui_envs.web.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
-from gui_envs.web.sites.base import SiteState
+from gui_envs.browser import executor
+from gui_envs.browser.routing import NetLog, RouteTable, install_routing
+from gui_envs.browser.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.site import Request, Response, SiteState
 
 logger = logging.getLogger(__name__)
 
 LAUNCHER_PACKAGE = "com.guigym.launcher"
+SETTINGS_PACKAGE = "com.guigym.settings"
 
 # Walks the DOM once and writes uiautomator XML. Elements become nodes when they carry data-class, are
 # interactive, are images, or hold text of their own; the rest are transparent (their children move up).
@@ -170,6 +172,30 @@ _UNDER_JS = (
 )
 
 
+def dark_theme_on(settings: SiteState | None) -> bool:
+    """The system-wide dark theme: the Settings app's ``dark_mode`` (``False`` without a Settings app)."""
+    if settings is None:
+        return False
+    row = settings.one("SELECT value FROM settings WHERE key = 'dark_mode'")
+    return bool(row and row[0])
+
+
+class _ThemedApp:
+    """One app's request handler, its pages dressed in the system theme (as a phone renders every app).
+
+    Holds the databases, not the phone, so the browser session keeps no reference to its owner.
+    """
+
+    def __init__(self, state: SiteState, settings: SiteState | None) -> None:
+        self.state, self.settings = state, settings
+
+    def __call__(self, request: Request) -> Response:
+        resp = self.state.handle(request)
+        if isinstance(resp.body, str) and dark_theme_on(self.settings):
+            resp.body = resp.body.replace("<body ", '<body data-theme="dark" ', 1)
+        return resp
+
+
 class SimulatedPhone(DeviceBackend):
     """A phone made of bundled apps rendered in Chromium; implements :class:`DeviceBackend`.
 
@@ -183,7 +209,7 @@ class SimulatedPhone(DeviceBackend):
         serial: the name used in :class:`DeviceError` messages.
 
     Attributes:
-        states: each app's live :class:`~gui_envs.web.sites.base.SiteState`, by package; task validators
+        states: each app's live :class:`~gui_envs.browser.site.SiteState`, by package; task validators
             read these databases.
     """
 
@@ -207,12 +233,14 @@ class SimulatedPhone(DeviceBackend):
         self.headless, self.timeout_s, self.serial = headless, float(timeout_s), serial
         self.states: dict[str, SiteState] = {pkg: SiteState(app) for pkg, app in self.apps.items()}
         self._by_origin = {app.origin: pkg for pkg, app in self.apps.items()}
+        settings = self.states.get(SETTINGS_PACKAGE)
+        self._routes: RouteTable = {
+            app.origin: _ThemedApp(self.states[pkg], settings) for pkg, app in self.apps.items()
+        }
         self._stack: list[str] = []
         self._url = "about:blank"
-        self._blocked_documents = 0
+        self._net = NetLog()
         self._session: BrowserSession | None = None
-        self._crashed: str | None = None
-        self._server_errors: list[str] = []
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -224,16 +252,13 @@ class SimulatedPhone(DeviceBackend):
         self._ensure()
         for state in self.states.values():
             state.restore(seed)
+        self._net.blocked.clear()
         self.press("home")
 
     @property
     def dark_theme(self) -> bool:
         """The system-wide dark theme (the Settings app's ``dark_mode``); every app renders dark while it is on."""
-        state = self.states.get("com.guigym.settings")
-        if state is None:
-            return False
-        row = state.one("SELECT value FROM settings WHERE key = 'dark_mode'")
-        return bool(row and row[0])
+        return dark_theme_on(self.states.get(SETTINGS_PACKAGE))
 
     @property
     def browser_pid(self) -> int | None:
@@ -246,63 +271,31 @@ class SimulatedPhone(DeviceBackend):
             self._session = None
 
     def _ensure(self) -> BrowserSession:
-        if self._session is not None and (not self._session.alive or self._crashed):
+        if self._session is not None and not self._session.alive:
             self._session.close()
             self._session = None
         if self._session is None:
-            self._crashed = None
+            # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
             self._session = BrowserSession(
-                setup=self._install, headless=self.headless, call_timeout_s=self.timeout_s
+                setup=functools.partial(install_routing, table=self._routes, net=self._net),
+                viewport=self.css_size,
+                device_scale_factor=self.density,
+                headless=self.headless,
+                call_timeout_s=self.timeout_s,
             )
         return self._session
 
-    def _install(self, h: SessionHandles) -> None:
-        """Worker thread: a phone-sized context (the session's own page stays unused) with hermetic routing."""
-        width, height = self.css_size
-        context = h.browser.new_context(
-            viewport={"width": width, "height": height},
-            device_scale_factor=self.density,
-            service_workers="block",
-        )
-        context.set_default_timeout(self.timeout_s * 1000)
-        context.set_default_navigation_timeout(self.timeout_s * 1000)
-
-        def route(r: Any) -> None:
-            req = r.request
-            parts = urllib.parse.urlsplit(req.url)
-            pkg = self._by_origin.get(f"{parts.scheme}://{parts.netloc}")
-            if pkg is None:
-                if req.is_navigation_request():
-                    self._blocked_documents += 1
-                r.abort("blockedbyclient")
-                return
-            # An app bug must show as a 500 page, not leave the request hanging until the phone is dead.
-            resp = guarded_response(self.states[pkg].handle, req, self._server_errors)
-            body = resp.body
-            if isinstance(body, str) and self.dark_theme:
-                body = body.replace("<body ", '<body data-theme="dark" ', 1)
-            fulfil(r, resp.status, resp.headers, body)
-
-        context.route("**/*", route)
-        context.add_init_script(executor.NAV_FLAG_SCRIPT)
-        h.extra["phone_context"] = context
-        page = context.new_page()
-        # The session watches only its own page; a crash of the phone's renderer is tracked here.
-        page.on("crash", lambda _p: setattr(self, "_crashed", "the phone's renderer crashed"))
-        h.extra["phone"] = page
-
     def take_server_errors(self) -> list[str]:
         """The app handler failures (500 pages) since the last call, one line each; clears the list."""
-        errors, self._server_errors = self._server_errors, []
+        errors, self._net.server_errors = self._net.server_errors, []
         return errors
 
     def _call(self, fn: Any, what: str) -> Any:
         from playwright.sync_api import Error as PlaywrightError
 
         session = self._session if self._session is not None else self._ensure()
-        if not session.alive or self._crashed:
-            reason = self._crashed or "the phone's browser is gone"
-            raise DeviceError(self.serial, f"{what} failed: {reason}; reset() relaunches it")
+        if not session.alive:
+            raise DeviceError(self.serial, f"{what} failed: the phone's browser is gone; reset() relaunches it")
         try:
             return session.call(fn)
         except BrowserTimeoutError as exc:
@@ -321,7 +314,7 @@ class SimulatedPhone(DeviceBackend):
         native_css = abs(scale * self.density - 1.0) < 1e-9
 
         def work(h: SessionHandles) -> bytes:
-            return h.extra["phone"].screenshot(
+            return h.page.screenshot(
                 type="jpeg",
                 quality=90,
                 scale="css" if native_css else "device",
@@ -338,7 +331,7 @@ class SimulatedPhone(DeviceBackend):
         return array
 
     def hierarchy(self) -> str:
-        return self._call(lambda h: self._stable(h.extra["phone"], _HIERARCHY_JS, 2000), "hierarchy dump")
+        return self._call(lambda h: self._stable(h.page, _HIERARCHY_JS, 2000), "hierarchy dump")
 
     def _stable(self, page: Any, script: str, arg: Any = None) -> Any:
         """``page.evaluate`` that survives a navigation a late script started (waits for the new page)."""
@@ -443,7 +436,7 @@ class SimulatedPhone(DeviceBackend):
 
     def _back(self) -> None:
         def act(h: SessionHandles) -> str:
-            p = h.extra["phone"]
+            p = h.page
             if p.evaluate(_HIDE_KEYBOARD_JS):
                 return p.url
             if len(self._stack) > 1:
@@ -475,12 +468,13 @@ class SimulatedPhone(DeviceBackend):
 
     def _input(self, act: Any, what: str) -> Any:
         """Run ``act(page)``, wait for any navigation it started, and update the back stack."""
-        blocked_before = self._blocked_documents
+        net = self._net
+        blocked_before = net.blocked_documents
 
         def work(h: SessionHandles) -> tuple[Any, str]:
-            page = h.extra["phone"]
+            page = h.page
             result = act(page)
-            executor.settle(page, self.timeout_s * 1000, lambda: self._blocked_documents, blocked_before)
+            executor.settle(page, self.timeout_s * 1000, lambda: net.blocked_documents, blocked_before)
             return result, page.url
 
         result, url = self._call(work, what)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
-import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -15,10 +12,11 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.web import executor, observation
-from gui_envs.web.observation import CHARSET, PageView
-from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHandles
-from gui_envs.web.sites.base import Request, Response, SiteState
+from gui_envs.browser import executor, observation
+from gui_envs.browser.observation import CHARSET, PageView
+from gui_envs.browser.routing import NetLog, install_routing
+from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.site import Request, Response, SiteState
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 from gui_envs.web.tasks.base import OracleError
 
@@ -225,74 +223,6 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         return self._session.browser_pid if self._session is not None else None
 
 
-@dataclass
-class NetLog:
-    """What the router saw since the last step: blocked URLs, a count of blocked navigations, and the
-    server errors (one line per 500 page a site handler produced)."""
-
-    blocked: list[str] = field(default_factory=list)
-    blocked_documents: int = 0
-    server_errors: list[str] = field(default_factory=list)
-
-
-def install_routing(
-    handles: SessionHandles, table: dict[str, Callable[[Request], Response]], net: NetLog
-) -> None:
-    """Runs in the browser thread after launch: hermetic routing and the navigation flag.
-
-    Requests to an origin in ``table`` are answered by its handler; any other request (HTTP or WebSocket) is
-    aborted and logged in ``net``. A module-level function, so the session holds no reference to the env.
-    """
-
-    def route(r: Any) -> None:
-        req = r.request
-        parts = urllib.parse.urlsplit(req.url)
-        handler = table.get(f"{parts.scheme}://{parts.netloc}")
-        if handler is None:
-            net.blocked.append(req.url)
-            if req.is_navigation_request():
-                net.blocked_documents += 1
-            r.abort("blockedbyclient")
-            return
-        resp = guarded_response(handler, req, net.server_errors)
-        fulfil(r, resp.status, resp.headers, resp.body)
-
-    def websocket(ws: Any) -> None:
-        net.blocked.append(ws.url)
-        ws.close()
-
-    handles.context.route("**/*", route)
-    handles.context.route_web_socket(re.compile(".*"), websocket)
-    handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
-
-
-def guarded_response(handler: Callable[[Request], Response], req: Any, errors: list[str]) -> Response:
-    """``handler``'s answer to the Playwright request ``req``; any exception is a 500 page, never a hang.
-
-    An exception left in a route callback leaves the request unanswered: the page waits for it until the
-    call time-out and the session declares the browser dead. Every 500 (from here or from a site's own
-    guard, :meth:`~gui_envs.web.sites.base.Site.handle`) is appended to ``errors`` for ``info``.
-    """
-    try:
-        resp = handler(Request.from_url(req.method, req.url, req.post_data_buffer))
-    except Exception as exc:  # noqa: BLE001 - see above: anything but an answer kills the episode
-        logger.exception("request handler failed on %s %s", req.method, req.url)
-        resp = Response.server_error(f"{req.method} {req.url}", exc)
-    if resp.error is not None:
-        errors.append(resp.error)
-    return resp
-
-
-def fulfil(route: Any, status: int, headers: dict[str, str], body: str | bytes) -> None:
-    """``route.fulfill``, tolerating a request that went away meanwhile (its page navigated or closed)."""
-    from playwright.sync_api import Error as PlaywrightError
-
-    try:
-        route.fulfill(status=status, headers=headers, body=body)
-    except PlaywrightError as exc:
-        logger.debug("could not fulfil %s: %s", route.request.url, exc)
-
-
 class GuiWebEnv(WebEnvBase):
     """Live web tasks on the bundled Shop, Forum and Classifieds sites, in a real Chromium.
 
@@ -307,14 +237,14 @@ class GuiWebEnv(WebEnvBase):
     * ``elements``: ``Text``, a JSON list of the visible elements, each ``{"id", "role", "text", "value",
       "bbox": [x0, y0, x1, y1] (screenshot pixels), "clickable", "tag", "type" (input type or ""),
       "options" (a select's option texts, else [])}``; decode with
-      :func:`gui_envs.web.observation.parse_elements`. Ids are stable within a page;
+      :func:`gui_envs.browser.observation.parse_elements`. Ids are stable within a page;
     * ``url`` and ``instruction``: ``Text``; ``step``: ``Discrete(max_steps + 1)``, steps taken;
     * ``som`` (``som=True``): the screenshot with Set-of-Marks boxes and ids drawn;
     * ``axtree`` (``axtree=True``): a compact accessibility-tree text, one line per element.
 
     **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
     :class:`~gui_envs.actions.Action` objects and dicts directly. Every web action of the shared schema is
-    supported (see :mod:`gui_envs.web.executor`); ``stop`` ends the episode, optionally with an ``answer``.
+    supported (see :mod:`gui_envs.browser.executor`); ``stop`` ends the episode, optionally with an ``answer``.
     Arguments are checked before they reach the browser (:class:`~gui_envs.actions.Action`: field types,
     coordinates, ``type`` text at most :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters); whatever
     ``step`` is given, it returns, at worst with an ``action_error`` no-op. A site handler that fails
@@ -327,7 +257,7 @@ class GuiWebEnv(WebEnvBase):
 
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
     ``max_steps`` steps. A crashed or killed browser raises
-    :class:`~gui_envs.web.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
+    :class:`~gui_envs.browser.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
     ``blocked_requests``, ``server_errors`` (one line per site handler that failed with a 500 page since the

@@ -1,6 +1,6 @@
 """The phone-app framework: a :class:`PhoneApp` is a bundled site with an Android package name.
 
-Apps are server-rendered HTML served in-process (:mod:`gui_envs.web.sites.base`), styled for a 360 x 800 CSS
+Apps are server-rendered HTML served in-process (:mod:`gui_envs.browser.site`), styled for a 360 x 800 CSS
 pixel screen. Every page shares one layout: a status bar, an app bar (title, an up arrow, action buttons), a
 scrolling content area (``<main>``, the ``RecyclerView``), and the soft keyboard, which slides in when a text
 field has focus and shrinks the content area above it (Android's ``adjustResize``).
@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from gui_envs.web.sites.base import Response, Site, e
+from gui_envs.browser.site import Response, Site, e
 
 #: The system UI's package (status bar) and the soft keyboard's, as on a Pixel.
 SYSTEMUI_PACKAGE = "com.android.systemui"
@@ -158,7 +158,7 @@ PAGE_JS = r"""
 
 
 class PhoneApp(Site):
-    """A bundled phone app: a :class:`~gui_envs.web.sites.base.Site` with an Android identity.
+    """A bundled phone app: a :class:`~gui_envs.browser.site.Site` with an Android identity.
 
     Class attributes:
         package: the Android package name (``com.guigym.clock``).

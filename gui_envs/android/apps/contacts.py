@@ -20,7 +20,7 @@ from gui_envs.android.apps.base import (
     submit,
     text_field,
 )
-from gui_envs.web.sites.base import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, e
 
 FIRST_NAMES = (
     "Ava",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, text_field
-from gui_envs.web.sites.base import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, e
 
 SEARCH_HINT = "Search apps, web and more"
 

@@ -21,7 +21,7 @@ from gui_envs.android.apps.base import (
     tabs,
     text_field,
 )
-from gui_envs.web.sites.base import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, e
 
 NOTE_POOL: tuple[tuple[str, str], ...] = (
     ("Shopping list", "Milk, eggs, bread and apples"),

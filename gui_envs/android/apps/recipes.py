@@ -10,7 +10,7 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, submit, tabs
-from gui_envs.web.sites.base import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, e
 
 #: The pool recipes are drawn from: (name, cuisine).
 RECIPE_POOL: tuple[tuple[str, str], ...] = (

@@ -11,7 +11,7 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, switch
-from gui_envs.web.sites.base import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, e
 
 #: Searchable entries: (title, summary, page).
 ENTRIES: tuple[tuple[str, str, str], ...] = (

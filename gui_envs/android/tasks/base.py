@@ -26,7 +26,7 @@ import numpy as np
 
 from gui_envs.actions import Action
 from gui_envs.android.hierarchy import UIElement
-from gui_envs.web.sites.base import SiteState
+from gui_envs.browser.site import SiteState
 from gui_envs.web.tasks.base import answers_match
 
 #: Every task template by name; filled by subclassing.

@@ -9,20 +9,8 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.web.sites.base import (
-    Request,
-    Response,
-    Router,
-    Site,
-    button,
-    e,
-    form,
-    hidden,
-    row_by_id,
-    svg_swatch,
-    table,
-    text_input,
-)
+from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "Bikes": ("Road bike", "Mountain bike", "Kids bike", "Folding bike", "Cargo bike", "BMX"),
@@ -45,7 +33,7 @@ ME = "you"
 router = Router()
 
 
-class ClassifiedsSite(Site):
+class ClassifiedsSite(WebSite):
     host = "classifieds"
     title = "Guigym Classifieds"
     router = router

@@ -9,7 +9,8 @@ import sqlite3
 
 import numpy as np
 
-from gui_envs.web.sites.base import Request, Response, Router, Site, button, e, form, row_by_id, text_input
+from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.web.sites.base import WebSite, button, form, text_input
 
 ME = "alex"
 USERS = ("alex", "bea_reads", "carlos_cooks", "dmitri", "emma_green", "farid", "gwen_lab", "hiro_trips")
@@ -57,7 +58,7 @@ SENTENCES = (
 router = Router()
 
 
-class ForumSite(Site):
+class ForumSite(WebSite):
     host = "forum"
     title = "Guigym Forum"
     router = router

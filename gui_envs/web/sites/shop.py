@@ -9,20 +9,8 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.web.sites.base import (
-    Request,
-    Response,
-    Router,
-    Site,
-    button,
-    e,
-    form,
-    hidden,
-    row_by_id,
-    svg_swatch,
-    table,
-    text_input,
-)
+from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 PER_PAGE = 12
 CATEGORIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -70,7 +58,7 @@ def money(cents: int) -> str:
     return f"${cents // 100}.{cents % 100:02d}"
 
 
-class ShopSite(Site):
+class ShopSite(WebSite):
     host = "shop"
     title = "Guigym Shop"
     router = router

@@ -1,6 +1,6 @@
 """Task templates for the bundled sites. Importing this package registers every template in :data:`TASKS`."""
 
-from gui_envs.web.sites.base import Site
+from gui_envs.browser.site import Site
 from gui_envs.web.sites.classifieds import ClassifiedsSite
 from gui_envs.web.sites.forum import ForumSite
 from gui_envs.web.sites.shop import ShopSite

@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gui_envs.actions import Action
-from gui_envs.web.observation import PageView
-from gui_envs.web.sites.base import SiteState, origin
+from gui_envs.browser.observation import PageView
+from gui_envs.browser.site import SiteState, origin
 
 #: Every task template by name; filled by subclassing.
 TASKS: dict[str, type[WebTask]] = {}

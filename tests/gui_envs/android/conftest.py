@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("playwright")
 
 from gui_envs.android.env import GuiAndroidEnv  # noqa: E402
-from gui_envs.web.chromium import ChromiumNotFoundError, find_chromium  # noqa: E402
+from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -22,7 +22,7 @@ from gui_envs.android.backend import DeviceActionError
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.tasks import TASKS
 from gui_envs.android.uiautomator2_backend import SEND_CHUNK, UiAutomator2Backend
-from gui_envs.web.sites.base import Request, Response, SiteState
+from gui_envs.browser.site import Request, Response, SiteState
 from tests.gui_envs.android.conftest import FIXTURES
 from tests.gui_envs.android.fake_u2 import ReplayDevice, recorded_frames
 from tests.gui_envs.crash_strategies import hostile_actions

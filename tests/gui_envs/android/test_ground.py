@@ -10,7 +10,7 @@ from agents.ground_baselines import string_match_point
 from gui_envs.actions import Action
 from gui_envs.android.ground import structural_descriptions
 from gui_envs.android.hierarchy import parse_hierarchy
-from gui_envs.web.observation import parse_elements
+from gui_envs.browser.observation import parse_elements
 from tests.gui_envs.android.conftest import needs_chromium
 
 

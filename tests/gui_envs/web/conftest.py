@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("playwright")
 
-from gui_envs.web.chromium import ChromiumNotFoundError, find_chromium  # noqa: E402
+from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium  # noqa: E402
 from gui_envs.web.env import GuiWebEnv  # noqa: E402
 
 try:

@@ -13,8 +13,8 @@ import gui_envs  # noqa: F401
 from gui_envs.actions import Action
 from gui_envs.privileged import privileged_of
 from gui_envs.web.env import GuiWebEnv, UnknownTaskError
-from gui_envs.web.observation import parse_elements
-from gui_envs.web.sites.base import Request, Response
+from gui_envs.browser.observation import parse_elements
+from gui_envs.browser.site import Request, Response
 from tests.oracle_helpers import run_oracle
 
 

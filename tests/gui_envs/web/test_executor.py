@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from gui_envs.web import executor
-from gui_envs.web.session import BrowserTimeoutError
+from gui_envs.browser import executor
+from gui_envs.browser.session import BrowserTimeoutError
 
 GONE = PlaywrightError("Execution context was destroyed, most likely because of a navigation")
 CLOSED = PlaywrightError("Target page, context or browser has been closed")

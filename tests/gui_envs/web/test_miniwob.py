@@ -8,7 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 import gui_envs
 from gui_envs.actions import Action
-from gui_envs.web.observation import parse_elements
+from gui_envs.browser.observation import parse_elements
 
 pytest.importorskip("miniwob")
 
@@ -61,7 +61,7 @@ def _raw_episodes(task: str, seeds: range) -> list[tuple[str, list[float]]]:
     """
     from playwright.sync_api import sync_playwright
 
-    from gui_envs.web.chromium import find_chromium
+    from gui_envs.browser.chromium import find_chromium
     from gui_envs.web.miniwob import miniwob_html_dir
 
     out = []

@@ -1,6 +1,6 @@
 """Find a Chromium binary: a Playwright-managed one when installed, the system Chromium otherwise.
 
-``python -m gui_envs.web.chromium`` prints the path it finds, or exits with status 1 and a hint.
+``python -m gui_envs.browser.chromium`` prints the path it finds, or exits with status 1 and a hint.
 """
 
 from __future__ import annotations

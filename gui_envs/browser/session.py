@@ -10,7 +10,7 @@ Faults map to two outcomes:
 * a call that exceeds its time limit raises :class:`BrowserTimeoutError`, which the env turns into
   ``info["action_error"]`` (the browser is still usable);
 * a browser that crashed, was killed or stopped answering raises :class:`BrowserCrashedError`. The session is
-  then dead; :meth:`BrowserSession.restart` (the env calls it on the next ``reset``) launches a fresh one.
+  then dead; the owner closes it and starts a new :class:`BrowserSession` (the envs do so on the next ``reset``).
 
 ``close()`` (also run by a ``weakref.finalize`` when the session is garbage collected or the interpreter
 exits) closes the browser, stops the Playwright driver and then SIGKILLs any process of the browser tree
@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import psutil
 
-from gui_envs.web.chromium import find_chromium, launch_args
+from gui_envs.browser.chromium import find_chromium, launch_args
 
 T = TypeVar("T")
 
@@ -108,8 +108,10 @@ class _Worker:
         headless: bool,
         call_timeout_s: float,
         extra_args: tuple[str, ...],
+        device_scale_factor: float = 1.0,
     ) -> None:
         self.setup, self.viewport, self.headless = setup, viewport, headless
+        self.device_scale_factor = device_scale_factor
         self.call_timeout_s, self.extra_args = call_timeout_s, extra_args
         self.procs = _Processes()
         self.handles: SessionHandles | None = None
@@ -158,7 +160,9 @@ class _Worker:
         self.refresh_tree()
         width, height = self.viewport
         context = browser.new_context(
-            viewport={"width": width, "height": height}, device_scale_factor=1, service_workers="block"
+            viewport={"width": width, "height": height},
+            device_scale_factor=self.device_scale_factor,
+            service_workers="block",
         )
         context.set_default_timeout(self.call_timeout_s * 1000)
         context.set_default_navigation_timeout(self.call_timeout_s * 1000)
@@ -213,10 +217,11 @@ class BrowserSession:
         setup: called in the worker thread with the fresh :class:`SessionHandles` after the launch, to
             install request routing, init scripts and event handlers. It should not hold a reference to the
             object that owns the session, or that object can only be freed by ``close()``.
-        viewport: ``(width, height)`` of the page in CSS pixels (= screenshot pixels; device scale 1).
+        viewport: ``(width, height)`` of the page in CSS pixels (= screenshot pixels at device scale 1).
         headless: run Chromium without a window.
         call_timeout_s: default Playwright timeout for page calls (seconds).
         extra_args: more Chromium flags.
+        device_scale_factor: device pixels per CSS pixel (the simulated phone uses 3).
     """
 
     def __init__(
@@ -226,10 +231,13 @@ class BrowserSession:
         headless: bool = True,
         call_timeout_s: float = 10.0,
         extra_args: tuple[str, ...] = (),
+        device_scale_factor: float = 1.0,
     ) -> None:
         self.viewport = viewport
         self.call_timeout_s = call_timeout_s
-        self._worker = _Worker(setup, viewport, headless, call_timeout_s, tuple(extra_args))
+        self._worker = _Worker(
+            setup, viewport, headless, call_timeout_s, tuple(extra_args), float(device_scale_factor)
+        )
         self._queue: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(
             target=self._worker.run, args=(self._queue,), name="guigym-browser", daemon=True
