@@ -59,9 +59,9 @@ from rich.table import Table
 from gui_envs.actions import Action
 from gui_envs.browser import observation
 from gui_envs.browser.chromium import find_chromium, launch_args
-from gui_envs.web.env import GuiWebEnv
 from gui_envs.browser.session import SESSION_FLAGS
 from gui_envs.browser.site import Request, SiteState
+from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.sites.shop import ShopSite
 
 MINIWOB_TASK = "click-test"

@@ -9,11 +9,11 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.web import describe as referring
 from gui_envs.browser import observation
-from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.browser.observation import CHARSET
 from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.web import describe as referring
+from gui_envs.web.env import MAX_TEXT, WebEnvBase
 from gui_envs.web.tasks import SITES
 
 #: Height in pixels of the instruction banner drawn on top of box-mode observations.

@@ -20,11 +20,11 @@ from typing import Any
 from gymnasium import spaces
 
 from gui_envs.actions import coerce_action
-from gui_envs.web.env import MAX_TEXT, WebEnvBase
-from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 from gui_envs.browser.observation import CHARSET
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
+from gui_envs.web.env import MAX_TEXT, WebEnvBase
+from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 
 MINIWOB_ORIGIN = origin("miniwob")
 #: The lifted episode timer: setTimeout's largest delay (about 24.8 days), in ms.

@@ -10,9 +10,9 @@ from gymnasium.utils.env_checker import check_env
 import gui_envs  # noqa: F401
 from agents.ground_baselines import string_match_point
 from gui_envs.actions import Action
+from gui_envs.browser.observation import parse_elements
 from gui_envs.privileged import privileged_of
 from gui_envs.web.describe import describe_page
-from gui_envs.browser.observation import parse_elements
 
 
 def test_ground_text_mode() -> None:

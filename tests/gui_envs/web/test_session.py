@@ -15,8 +15,8 @@ import pytest
 
 import gui_envs  # noqa: F401
 from gui_envs.actions import Action
-from gui_envs.web.env import GuiWebEnv
 from gui_envs.browser.session import BrowserCrashedError, BrowserSession
+from gui_envs.web.env import GuiWebEnv
 
 
 def _alive(pids: frozenset[int]) -> list[int]:
