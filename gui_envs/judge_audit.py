@@ -29,14 +29,11 @@ import numpy as np
 from gui_envs.actions import Action
 from gui_envs.android.apps import default_apps
 from gui_envs.android.tasks import TASKS as PHONE_TASKS
-from gui_envs.android.tasks.base import AndroidTask, PhoneState
-from gui_envs.android.tasks.base import AnswerTask as PhoneAnswerTask
-from gui_envs.android.tasks.base import InfeasibleTask as PhoneInfeasibleTask
+from gui_envs.android.tasks.base import PhoneState
 from gui_envs.browser.site import SiteState
+from gui_envs.tasks.base import AnswerTask, InfeasibleTask, Task
 from gui_envs.web.tasks import SITES
 from gui_envs.web.tasks import TASKS as WEB_TASKS
-from gui_envs.web.tasks.base import AnswerTask as WebAnswerTask
-from gui_envs.web.tasks.base import InfeasibleTask as WebInfeasibleTask
 
 #: The task families audited, by name.
 FAMILIES = ("web", "phone")
@@ -47,15 +44,14 @@ ZERO_POLICIES = ("list_every_option", "echo_question", "empty", "stop_at_once")
 
 def templates(family: str) -> list[str]:
     """The answer and infeasible template names of ``family`` (``"web"`` or ``"phone"``), sorted."""
-    if family == "web":
-        return sorted(n for n, t in WEB_TASKS.items() if issubclass(t, (WebAnswerTask, WebInfeasibleTask)))
-    if family == "phone":
-        return sorted(n for n, t in PHONE_TASKS.items() if issubclass(t, (PhoneAnswerTask, PhoneInfeasibleTask)))
+    pools = {"web": WEB_TASKS, "phone": PHONE_TASKS}
+    if family in pools:
+        return sorted(n for n, t in pools[family].items() if issubclass(t, (AnswerTask, InfeasibleTask)))
     raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
 
 
 def is_answer_task(task: Any) -> bool:
-    return isinstance(task, (WebAnswerTask, PhoneAnswerTask))
+    return isinstance(task, AnswerTask)
 
 
 class _States:
@@ -94,11 +90,9 @@ def build_task(family: str, name: str, seed: int) -> Any:
     raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
 
 
-def judge(task: Any, stop: Action) -> float:
+def judge(task: Task, stop: Action) -> float:
     """The task's score for an episode whose only action is ``stop``."""
-    if isinstance(task, AndroidTask):
-        return float(task.evaluate(task.state, [stop]))
-    return float(task.evaluate(task.visited[-1], stop))
+    return float(task.evaluate(stop))
 
 
 def candidates(task: Any) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -13,23 +12,21 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import POINTER_TYPES, Action, coerce_action
+from gui_envs.actions import POINTER_TYPES, Action
 from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
-from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
-from gui_envs.android.tasks.base import PlanStep
-from gui_envs.browser.observation import CHARSET, clean_text
+from gui_envs.android.tasks import TASKS, PhoneState
+from gui_envs.android.tasks.base import PhoneView, Target
+from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
+from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
+from gui_envs.tasks.env import TaskEnv, task_rng
 
 logger = logging.getLogger(__name__)
 
-MAX_ELEMENTS_CHARS = 100_000
-MAX_TEXT = 4096
+__all__ = ["APP_NAMES", "GuiAndroidEnv", "PhoneEnvBase", "UnknownTaskError", "make_backend"]
+
 #: Task pools by app name (``GuiAndroid-<App>-v0``).
 APP_NAMES: tuple[str, ...] = ("launcher", "clock", "expenses", "recipes", "contacts", "settings", "notes")
-
-
-class UnknownTaskError(KeyError):
-    """``options["task"]`` (or ``tasks=``) names no phone task; the message lists close matches."""
 
 
 def make_backend(backend: str | DeviceBackend, serial: str | None, **kwargs: Any) -> DeviceBackend:
@@ -133,11 +130,7 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         return out
 
     def _base_obs(self, instruction: str) -> dict[str, Any]:
-        elements = self.public_elements()
-        text = json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
-        while len(text) > MAX_ELEMENTS_CHARS and elements:
-            elements = elements[: len(elements) * 9 // 10]
-            text = json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
+        _, text = fit_elements(self.public_elements())
         return {
             "screenshot": self._frame.copy(),  # callers may keep or modify it
             "elements": text,
@@ -300,7 +293,7 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
                 pass
 
 
-class GuiAndroidEnv(PhoneEnvBase):
+class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     """Phone tasks on bundled Android-style apps: the simulated phone by default, or a real device.
 
     The simulated phone (:class:`~gui_envs.android.simulated.SimulatedPhone`) renders seven bundled apps
@@ -348,7 +341,8 @@ class GuiAndroidEnv(PhoneEnvBase):
     ``None`` when its next action has no target), ``oracle_error``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
-    drawn from the pool. The task seed fixes the apps' content and the task's parameters. A warm reset restores
+    drawn from the pool; an unknown name raises :class:`~gui_envs.tasks.base.UnknownTaskError`, and ``step``
+    before the first ``reset`` raises :class:`~gui_envs.tasks.base.ResetNeededError`. The task seed fixes the apps' content and the task's parameters. A warm reset restores
     every app database from a cached seeded template (SQLite backup) and goes to the home screen.
 
     Version history: v0, initial release.
@@ -368,6 +362,10 @@ class GuiAndroidEnv(PhoneEnvBase):
         screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
     """
 
+    family = "phone"
+    registry = TASKS
+    rng_salt = 11
+
     def __init__(
         self,
         apps: Sequence[str] = APP_NAMES,
@@ -383,147 +381,46 @@ class GuiAndroidEnv(PhoneEnvBase):
         super().__init__(**kwargs)
         packages = {f"com.guigym.{a}" for a in apps}
         names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.app in packages)
-        for n in names:
-            check_task(n)
-        if not names:
-            raise ValueError("the task pool is empty")
-        self.task_names, self.free_instruction = names, instruction
-        self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
-        self.observation_space = spaces.Dict(
-            {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
-        )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
-        self.task: AndroidTask | None = None
-        self.task_seed = 0
-        self.actions: list[Action] = []
-        self._steps = 0
-        self._plan: list[PlanStep] = []
-        self._plan_index = 0
-        self._pending: tuple[Action, int, list[int] | None] | None = None
-        self._oracle_error: str | None = None
-        self._was_reset = False
+        self._init_tasks(names, max_steps, invalid_action_penalty)
+        self.free_instruction = instruction
 
-    # ----- gymnasium API -------------------------------------------------------------------------------------
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        super().reset(seed=seed)
-        options = dict(options or {})
-        name = options.get("task")
-        cls = (
-            check_task(name)
-            if name is not None
-            else TASKS[self.task_names[int(self.np_random.integers(len(self.task_names)))]]
-        )
-        task_seed = options.get("seed")
-        self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
-        self.actions, self._steps, self._pending, self._oracle_error = [], 0, None, None
-        self.take_server_errors()  # the last episode's, unreported if it ended without a step
-        if self.simulated:
-            self.backend.restore(self.task_seed)  # type: ignore[attr-defined]
-            self.task = cls(self._state(), np.random.default_rng([self.task_seed, 11]))
-            self._plan, self._plan_index = self.task.oracle_plan(), 0
-        else:
-            self.task = None
+    # ----- the task env's hooks -------------------------------------------------------------------------------
+    def _begin(self, cls: type[Task], seed: int) -> Task | None:
+        if not self.simulated:  # the bundled tasks read the simulated apps' databases
             self.backend.press("home")
+            return None
+        self.backend.restore(seed)  # type: ignore[attr-defined]
+        state = PhoneState(apps=self.backend.states, package=self._app[0], activity=self._app[1])  # type: ignore[attr-defined]
+        return cls(state, task_rng(seed, self.rng_salt))
+
+    def _open(self) -> None:
         self._observe()
-        self._was_reset = True
-        return self._obs(), self._info(None, 0.0)
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        if not self._was_reset:
-            raise RuntimeError("call reset() before step()")
-        self._steps += 1
-        parsed, error = coerce_action(action)
-        pending, self._pending = self._pending, None
-        if parsed is not None:
-            self.actions.append(parsed)
-            if parsed.type != "stop":
-                error = self.act(parsed)
-        if pending is not None and parsed == pending[0] and error is None:
-            self._plan_index = pending[1]
-        stop = parsed is not None and parsed.type == "stop"
-        reward = -self.invalid_action_penalty if error else 0.0
-        score = self.task.evaluate(self._state(), self.actions) if self.task is not None else 0.0
-        done = self.task is not None and not self.task.requires_stop and self.task.is_done(self._state())
-        terminated = stop or done
-        if terminated:
-            reward += score
-        truncated = not terminated and self._steps >= self.max_steps
-        return self._obs(), float(reward), terminated, truncated, self._info(error, score)
+    def _observe(self) -> None:
+        super()._observe()
+        if self.task is not None:  # what the judges read as the foreground app
+            self.task.state.package, self.task.state.activity = self._app
 
-    def oracle_action(self) -> Action:
-        """The next action of the task's oracle plan, resolved on the current screen.
+    def _perform(self, action: Action) -> str | None:
+        return self.act(action)
 
-        Calling it does not advance the plan; taking the returned action in ``step`` does.
-        """
-        return self._peek()[0]
+    def _location(self) -> str:
+        return "/".join(self._app)
 
-    # ----- internals ------------------------------------------------------------------------------------------
-    def _state(self) -> PhoneState:
-        return PhoneState(
-            apps=getattr(self.backend, "states", {}), package=self._app[0], activity=self._app[1]
-        )
+    def _plan_view(self) -> PhoneView:
+        return PhoneView(self._elements, self.scale)
 
-    def _peek(self) -> tuple[Action, int, list[int] | None]:
-        if self._pending is not None:
-            return self._pending
-        index = self._plan_index
-        bbox = None
-        if self.task is None or index >= len(self._plan):
-            action = Action.stop()
-        else:
-            step = self._plan[index]
-            try:
-                action, advance = step(self._elements, self.scale, self.screen)
-                target = step.target(self._elements) if action.type != "scroll" else None
-                if target is not None:
-                    bbox = [round(v * self.scale) for v in target.bbox]
-                index += int(advance)
-            except OracleError as exc:
-                self._oracle_error = str(exc)
-                logger.warning("%s: %s", self.task.name, exc)
-                action = Action.stop(status="failure")
-        self._pending = (action, index, bbox)
-        return self._pending
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        return self.screen
 
-    def _obs(self) -> dict[str, Any]:
-        instruction = self.task.instruction if self.task is not None else self.free_instruction
-        obs = self._base_obs(instruction)
-        obs["step"] = min(self._steps, self.max_steps)
-        return obs
+    def _target_bbox(self, step: PlanStep, action: Action, view: PhoneView) -> list[int] | None:
+        target = step.target(view) if isinstance(step, Target) and action.type != "scroll" else None
+        return [round(v * self.scale) for v in target.bbox] if target is not None else None
 
-    def _info(self, error: str | None, score: float) -> dict[str, Any]:
-        task = self.task
-        return {
-            "task": task.name if task is not None else None,
-            "task_seed": self.task_seed,
-            "instruction": task.instruction if task is not None else self.free_instruction,
-            "success": score >= 1.0,
-            "score": float(score),
-            "action_error": error,
-            "server_errors": self.take_server_errors(),
-            "app": self._app[0],
-            "activity": self._app[1],
-        }
+    def _screen_info(self) -> dict[str, Any]:
+        return {"server_errors": self.take_server_errors(), "app": self._app[0], "activity": self._app[1]}
 
-    def privileged(self) -> dict[str, Any]:
-        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
+    def _drop_reports(self) -> None:
+        self.take_server_errors()
 
-        Runs the oracle plan on the current screen, once per state: only readers of this channel pay for it.
-        """
-        target_bbox = self._peek()[2] if self._was_reset else None
-        return {
-            "reference_answer": self.task.reference_answer if self.task is not None else None,
-            "target_bbox": target_bbox,
-            "oracle_error": self._oracle_error,
-        }
-
-
-def check_task(name: str) -> type[AndroidTask]:
-    """The template called ``name``; raises :class:`UnknownTaskError` with close matches otherwise."""
-    if name in TASKS:
-        return TASKS[name]
-    close = difflib.get_close_matches(name, list(TASKS), n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(close)}?" if close else f" Known tasks: {', '.join(sorted(TASKS))}."
-    raise UnknownTaskError(f"unknown phone task {name!r}.{hint}")

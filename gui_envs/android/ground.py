@@ -9,11 +9,17 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.android.env import MAX_TEXT, PhoneEnvBase
+from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
-from gui_envs.browser.observation import CHARSET
-from gui_envs.web.describe import ordinal, pick
-from gui_envs.web.ground import BANNER_PX, box_action_space, box_point, draw_instruction_banner
+from gui_envs.browser.observation import CHARSET, MAX_TEXT
+from gui_envs.tasks.grounding import (
+    BANNER_PX,
+    box_action_space,
+    box_point,
+    draw_instruction_banner,
+    ordinal,
+    pick,
+)
 
 #: Screens grounding episodes are drawn from: (package, how many list rows deep to go: 0 or 1).
 _DEPTHS = (0, 0, 1)

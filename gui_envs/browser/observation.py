@@ -25,6 +25,10 @@ CHARSET: str = (
     + "\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac\u2122\u00b7\u2190\u2191\u2192\u2193\u2605\u2606"
 )
 _CHARSET_SET = frozenset(CHARSET)
+#: Longest ``elements`` JSON in characters; longer lists are cut at the last element that fits.
+MAX_ELEMENTS_CHARS = 100_000
+#: Longest text of an observation's other Text fields (URL, instruction, app), in characters.
+MAX_TEXT = 4096
 
 # Interactive elements, plus text-bearing ones (headings, cells, paragraphs) so text-only agents can read.
 _EXTRACT_JS = r"""
@@ -195,6 +199,17 @@ def public_elements(view: PageView, size: tuple[int, int]) -> list[dict[str, Any
 def elements_json(elements: list[dict[str, Any]]) -> str:
     """Compact JSON of the element list (what ``observation["elements"]`` holds)."""
     return json.dumps(elements, separators=(",", ":"), ensure_ascii=True)
+
+
+def fit_elements(
+    elements: list[dict[str, Any]], limit: int = MAX_ELEMENTS_CHARS
+) -> tuple[list[dict[str, Any]], str]:
+    """``(elements, json)`` with the list cut (by tenths) until its JSON has at most ``limit`` characters."""
+    text = elements_json(elements)
+    while len(text) > limit and elements:
+        elements = elements[: len(elements) * 9 // 10]
+        text = elements_json(elements)
+    return elements, text
 
 
 def parse_elements(text: str) -> list[dict[str, Any]]:

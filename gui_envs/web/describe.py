@@ -16,7 +16,7 @@ import urllib.parse
 from collections import defaultdict
 from typing import Any
 
-import numpy as np
+from gui_envs.tasks.grounding import ordinal
 
 # Structure around each element, in one round trip: the region it sits in (the header's brand or menu, or the
 # main content), the enclosing group (product card, list row, labelled row, table row), the group's label and
@@ -67,7 +67,6 @@ CONTEXT_JS = r"""
 }
 """
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 #: What a link in the header's menu does, by its path (the visible word is never used).
 _NAV_FUNCTION: dict[str, str] = {
@@ -118,17 +117,6 @@ _SORT_FUNCTION: dict[str, str] = {
 }
 
 _GROUP_NOUN = {"card": "product", "post": "entry in the list", "tr": "row of the table"}
-
-
-def ordinal(index: int, count: int) -> str:
-    """The word for the 1-based ``index`` of ``count`` items; ``"last"`` for the last of more than three.
-
-    >>> ordinal(2, 5), ordinal(5, 5), ordinal(3, 3)
-    ('second', 'last', 'third')
-    """
-    if index == count and count > 3:
-        return "last"
-    return _ORDINALS[index - 1] if index <= len(_ORDINALS) else f"{index}th"
 
 
 def element_kind(el: dict[str, Any], ctx: dict[str, Any]) -> str:
@@ -257,8 +245,3 @@ def describe_page(
         for text in texts:
             owners[text].add(element_id)
     return {i: [t for t in dict.fromkeys(texts) if len(owners[t]) == 1] for i, texts in options.items()}
-
-
-def pick(descriptions: list[str], rng: np.random.Generator) -> str:
-    """One description, drawn with the episode's generator."""
-    return descriptions[int(rng.integers(len(descriptions)))]

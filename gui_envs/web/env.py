@@ -4,31 +4,26 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action
 from gui_envs.browser import executor, observation
-from gui_envs.browser.observation import CHARSET, PageView
-from gui_envs.browser.routing import NetLog, install_routing
+from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, PageView
+from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
-from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.browser.site import SiteState
+from gui_envs.tasks.base import PlanStep, ResetNeededError, Task, UnknownTaskError
+from gui_envs.tasks.env import TaskEnv, task_rng
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
-from gui_envs.web.tasks.base import OracleError
 
 logger = logging.getLogger(__name__)
 
-#: Longest ``elements`` JSON in characters; longer lists are cut at the last element that fits.
-MAX_ELEMENTS_CHARS = 100_000
-MAX_TEXT = 4096
-
-
-class UnknownTaskError(KeyError):
-    """``options["task"]`` names no task of this env; the message lists close matches."""
+__all__ = ["GuiWebEnv", "UnknownTaskError", "WebEnvBase"]
 
 
 class WebEnvBase(gym.Env[dict[str, Any], Any]):
@@ -61,17 +56,20 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         # Text-only agents read ``elements`` alone; skipping the capture saves about 50 ms a step.
         self.screenshots = bool(screenshots)
         self._session: BrowserSession | None = None
+        self._routes: RouteTable | None = None
+        self._origins: frozenset[str] = frozenset()
         self._net = NetLog()
         self._view = PageView(url="about:blank", title="", elements=[])
         self._frame = np.zeros((self.viewport[1], self.viewport[0], 3), np.uint8)
 
     # ----- the session -----------------------------------------------------------------------------------
-    def _route_table(self) -> dict[str, Callable[[Request], Response]]:
+    def _route_table(self) -> RouteTable:
         raise NotImplementedError
 
     @property
     def origins(self) -> list[str]:
-        return list(self._route_table())
+        """The origins the env serves (read once per browser session)."""
+        return list(self._routes if self._routes is not None else self._route_table())
 
     def _ensure_session(self) -> BrowserSession:
         """The live session; launches one (first reset, or after a crash)."""
@@ -79,8 +77,11 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             self._session.close()
             self._session = None
         if self._session is None:
+            # Built once per session, not per step: the executor checks every navigation against it.
+            self._routes = self._route_table()
+            self._origins = frozenset(self._routes)
             self._session = BrowserSession(
-                setup=functools.partial(install_routing, table=self._route_table(), net=self._net),
+                setup=functools.partial(install_routing, table=self._routes, net=self._net),
                 viewport=self.viewport,
                 headless=self.headless,
                 call_timeout_s=self.timeout_s,
@@ -120,7 +121,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
 
     def _act(self, action: Action, home_url: str) -> str | None:
         """Execute ``action`` and observe; returns the action error, if any."""
-        view, origins = self._view, set(self.origins)
+        view, origins = self._view, self._origins
 
         def work(h: SessionHandles) -> tuple[str | None, PageView, bytes]:
             blocked_before = self._net.blocked_documents
@@ -184,11 +185,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         return out
 
     def _base_obs(self, instruction: str) -> dict[str, Any]:
-        elements = observation.public_elements(self._view, self.viewport)
-        text = observation.elements_json(elements)
-        while len(text) > MAX_ELEMENTS_CHARS and elements:
-            elements = elements[: len(elements) * 9 // 10]
-            text = observation.elements_json(elements)
+        elements, text = observation.fit_elements(observation.public_elements(self._view, self.viewport))
         obs: dict[str, Any] = {
             "screenshot": self._frame.copy(),
             "elements": text,
@@ -223,7 +220,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         return self._session.browser_pid if self._session is not None else None
 
 
-class GuiWebEnv(WebEnvBase):
+class GuiWebEnv(TaskEnv, WebEnvBase):
     """Live web tasks on the bundled Shop, Forum and Classifieds sites, in a real Chromium.
 
     Each env owns one Chromium (launched on the first ``reset``, reused afterwards) driven from a worker thread,
@@ -258,6 +255,7 @@ class GuiWebEnv(WebEnvBase):
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
     ``max_steps`` steps. A crashed or killed browser raises
     :class:`~gui_envs.browser.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
+    ``step`` before the first ``reset`` raises :class:`~gui_envs.tasks.base.ResetNeededError`.
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
     ``blocked_requests``, ``server_errors`` (one line per site handler that failed with a 500 page since the
@@ -269,7 +267,8 @@ class GuiWebEnv(WebEnvBase):
     ``None`` when its next action has no target), ``oracle_error``.
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` a template is
-    drawn from the env's pool with the env's generator. The task seed fixes both the site content and the task
+    drawn from the env's pool with the env's generator; a ``"task"`` may name any web template, and an unknown
+    one raises :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes both the site content and the task
     parameters. Warm resets restore the SQLite state from a cached seeded template and reload the start page.
 
     Version history: v0, initial release.
@@ -290,6 +289,10 @@ class GuiWebEnv(WebEnvBase):
             black, for text-only agents that read ``elements``; it saves the capture (about 50 ms a step).
     """
 
+    family = "web"
+    registry = TASKS
+    rng_salt = 7
+
     def __init__(
         self,
         sites: Sequence[str] = SITE_NAMES,
@@ -303,158 +306,57 @@ class GuiWebEnv(WebEnvBase):
         if unknown:
             raise ValueError(f"unknown sites {unknown}; choose from {list(SITES)}")
         names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.site in sites)
-        for n in names:
-            _check_task(n, TASKS)
-        if not names:
-            raise ValueError("the task pool is empty")
-        self.task_names = names
-        self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
         self.states = {host: SiteState(site) for host, site in SITES.items()}
-        self.observation_space = spaces.Dict(
-            {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
-        )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
-        self.task: WebTask | None = None
-        self._steps = 0
-        self._plan: list[Any] = []
-        self._plan_index = 0
-        self._pending: tuple[Action, int] | None = None
-        self._oracle_error: str | None = None
+        self._init_tasks(names, max_steps, invalid_action_penalty)
 
-    def _route_table(self) -> dict[str, Callable[[Request], Response]]:
+    def _route_table(self) -> RouteTable:
         return {state.site.origin: state.handle for state in self.states.values()}
-
-    # ----- gymnasium API ----------------------------------------------------------------------------------
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        super().reset(seed=seed)
-        options = dict(options or {})
-        name = options.get("task") or self.task_names[int(self.np_random.integers(len(self.task_names)))]
-        cls = _check_task(str(name), {n: TASKS[n] for n in self.task_names})
-        task_seed = options.get("seed")
-        if task_seed is None:
-            task_seed = int(self.np_random.integers(2**31 - 1))
-        self.task_seed = int(task_seed)
-        for state in self.states.values():
-            state.restore(self.task_seed)
-        state = self.states[cls.site]
-        self.task = cls(state, np.random.default_rng([self.task_seed, 7]))
-        self._plan, self._plan_index, self._pending, self._oracle_error = (
-            self.task.oracle_plan(),
-            0,
-            None,
-            None,
-        )
-        self._steps = 0
-        self._take_blocked()
-        self._take_server_errors()
-        self._load(self.home_url)
-        self.task.visited.append(self._view.url)
-        return self._obs(), self._info(None, score=0.0)
 
     @property
     def home_url(self) -> str:
-        assert self.task is not None, "call reset() first"
-        return self.states[self.task.site].site.origin + self.task.start_path
+        """The task's start page (its site's origin + ``start_path``)."""
+        task = self.task
+        if not isinstance(task, WebTask):
+            raise ResetNeededError("call reset() first: there is no task yet")
+        return self.states[task.site].site.origin + task.start_path
 
-    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        if self.task is None:
-            raise RuntimeError("call reset() before step()")
-        self._steps += 1
-        parsed, error = coerce_action(action)
-        stop = parsed if parsed is not None and parsed.type == "stop" else None
-        pending, self._pending = self._pending, None
-        target = self._view.by_id(parsed.element_id) if parsed is not None and parsed.element_id else None
-        action_bbox = observation.clip_bbox(target["bbox"], self.viewport) if target is not None else None
-        if parsed is not None and stop is None:
-            error = self._act(parsed, self.home_url)
-            self.task.visited.append(self._view.url)  # infeasible judges check the agent looked
-        if pending is not None and parsed == pending[0] and error is None:
-            self._plan_index = pending[1]
-        reward = -self.invalid_action_penalty if error else 0.0
-        url = self._view.url
-        score = self.task.evaluate(url, stop)
-        terminated = stop is not None or (not self.task.requires_stop and self.task.is_done(url))
-        if terminated:
-            reward += score
-        truncated = not terminated and self._steps >= self.max_steps
-        info = self._info(error, score)
-        info["action_bbox"] = action_bbox
-        return self._obs(), float(reward), terminated, truncated, info
+    # ----- the task env's hooks ---------------------------------------------------------------------------
+    def _begin(self, cls: type[Task], seed: int) -> Task:
+        for state in self.states.values():
+            state.restore(seed)
+        return cls(self.states[cls.site], task_rng(seed, self.rng_salt))  # type: ignore[attr-defined]
 
-    def oracle_action(self) -> Action:
-        """The next action of the task's oracle plan, resolved on the current page.
+    def _open(self) -> None:
+        self._load(self.home_url)
 
-        Calling it does not advance the plan; taking the returned action in ``step`` does.
-        """
-        return self._peek()[0]
+    def _perform(self, action: Action) -> str | None:
+        return self._act(action, self.home_url)
 
-    # ----- internals ----------------------------------------------------------------------------------------
-    def _peek(self) -> tuple[Action, int]:
-        if self._pending is not None:
-            return self._pending
-        assert self.task is not None, "call reset() first"
-        index = self._plan_index
-        if index >= len(self._plan):
-            action = Action.stop()
-        else:
-            try:
-                action, advance = self._plan[index](self._view, self.viewport)
-                index += int(advance)
-            except OracleError as exc:
-                self._oracle_error = str(exc)
-                logger.debug("%s: %s", self.task.name, exc)
-                action = Action.stop(status="failure")
-        self._pending = (action, index)
-        return self._pending
+    def _location(self) -> str:
+        return self._view.url
 
-    def _target_bbox(self) -> list[int] | None:
-        action = self._peek()[0]
-        if action.element_id is None:
-            return None
-        el = self._view.by_id(action.element_id)
+    def _plan_view(self) -> PageView:
+        return self._view
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        return self.viewport
+
+    def _target_bbox(self, step: PlanStep, action: Action, view: PageView) -> list[int] | None:
+        el = view.by_id(action.element_id) if action.element_id is not None else None
         return observation.clip_bbox(el["bbox"], self.viewport) if el is not None else None
 
-    def _obs(self) -> dict[str, Any]:
-        assert self.task is not None
-        obs = self._base_obs(self.task.instruction)
-        obs["step"] = min(self._steps, self.max_steps)
-        return obs
+    def _action_info(self, parsed: Action | None) -> dict[str, Any]:
+        target = self._view.by_id(parsed.element_id) if parsed is not None and parsed.element_id else None
+        return {"action_bbox": observation.clip_bbox(target["bbox"], self.viewport) if target is not None else None}
 
-    def _info(self, error: str | None, score: float) -> dict[str, Any]:
-        assert self.task is not None
+    def _screen_info(self) -> dict[str, Any]:
         return {
-            "task": self.task.name,
-            "task_seed": self.task_seed,
-            "instruction": self.task.instruction,
-            "success": score >= 1.0,
-            "score": float(score),
-            "action_error": error,
             "blocked_requests": self._take_blocked(),
             "server_errors": self._take_server_errors(),
             "url": self._view.url,
         }
 
-    def privileged(self) -> dict[str, Any]:
-        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
-
-        Resolves the oracle plan on the current page, once per state: only readers of this channel pay for it.
-        """
-        if self.task is None:
-            raise RuntimeError("call reset() before privileged()")
-        return {
-            "reference_answer": self.task.reference_answer,
-            "target_bbox": self._target_bbox(),
-            "oracle_error": self._oracle_error,
-        }
-
-
-def _check_task(name: str, pool: dict[str, type[WebTask]]) -> type[WebTask]:
-    if name in pool:
-        return pool[name]
-    import difflib
-
-    close = difflib.get_close_matches(name, list(pool), n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(close)}?" if close else f" Known tasks: {', '.join(sorted(pool))}."
-    raise UnknownTaskError(f"unknown web task {name!r}.{hint}")
+    def _drop_reports(self) -> None:
+        self._take_blocked()
+        self._take_server_errors()

@@ -10,14 +10,14 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
 from gui_envs.browser import observation
-from gui_envs.browser.observation import CHARSET
+from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
 from gui_envs.web import describe as referring
-from gui_envs.web.env import MAX_TEXT, WebEnvBase
+from gui_envs.web.env import WebEnvBase
 from gui_envs.web.tasks import SITES
 
 #: Height in pixels of the instruction banner drawn on top of box-mode observations.
-BANNER_PX = 22
 
 
 def page_paths(state: SiteState) -> list[str]:
@@ -141,7 +141,7 @@ class GuiWebGroundEnv(WebEnvBase):
         ids = sorted(described, key=int)
         self.target = self._view.by_id(ids[int(rng.integers(len(ids)))])
         assert self.target is not None
-        self.instruction = f"click {referring.pick(described[self.target['id']], rng)}"
+        self.instruction = f"click {pick(described[self.target['id']], rng)}"
         return self._observe(), self._info(None, None)
 
     def _inside(self) -> list[dict[str, Any]]:
@@ -236,35 +236,3 @@ class GuiWebGroundEnv(WebEnvBase):
             "url": self._view.url,
             "task": "ground",
         }
-
-
-def box_action_space(width: int, height: int) -> spaces.Box:
-    """The ``Box`` action of box-mode grounding: a point ``(x, y)`` in screenshot pixels, inside the image."""
-    return spaces.Box(
-        np.zeros(2, np.float32), np.array([width - 1, height - 1], np.float32), dtype=np.float32
-    )
-
-
-def box_point(action: Any) -> tuple[tuple[float, float] | None, str | None]:
-    """The ``(x, y)`` pixel point of a box-mode action, or why it is not one. Never raises."""
-    try:
-        arr = np.asarray(action, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float range (10**400)
-        arr = np.empty(0)
-    if arr.shape != (2,) or not np.all(np.isfinite(arr)):
-        return None, f"a box action is two finite numbers (x, y) in pixels, got {action!r}"
-    return (float(arr[0]), float(arr[1])), None
-
-
-def draw_instruction_banner(image: np.ndarray, text: str) -> np.ndarray:
-    """Draw ``text`` in a dark banner over the top :data:`BANNER_PX` pixels of a copy of ``image``.
-
-    Box-mode observations are the screenshot alone, so an image-only policy reads its instruction here.
-    """
-    from PIL import Image, ImageDraw
-
-    canvas = Image.fromarray(image)
-    draw = ImageDraw.Draw(canvas)
-    draw.rectangle((0, 0, image.shape[1], BANNER_PX - 1), fill=(0, 0, 0))
-    draw.text((4, 5), text[:160], fill=(255, 255, 0))
-    return np.asarray(canvas)

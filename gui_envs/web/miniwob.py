@@ -20,10 +20,10 @@ from typing import Any
 from gymnasium import spaces
 
 from gui_envs.actions import coerce_action
-from gui_envs.browser.observation import CHARSET
+from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
-from gui_envs.web.env import MAX_TEXT, WebEnvBase
+from gui_envs.web.env import WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 
 MINIWOB_ORIGIN = origin("miniwob")

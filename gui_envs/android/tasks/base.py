@@ -1,17 +1,17 @@
-"""The phone-task API: a template with seeded parameters, a judge that reads app databases, an oracle plan.
+"""The phone family's task base: :class:`AndroidTask` over the apps' databases, and the phone oracle's steps.
 
-A task is a small subclass of one of three bases, as in the web family:
+Templates subclass one of the three judges of the task core (:mod:`gui_envs.tasks.base`), each mixed with
+:class:`AndroidTask`:
 
-* :class:`StateTask`: success is :meth:`StateTask.done`, a predicate over the apps' SQLite state (and the
-  foreground app). The episode ends as soon as it holds, or when the agent stops (then it is judged as is).
-* :class:`AnswerTask`: information retrieval; ``stop(answer=...)`` must match :attr:`reference_answer`.
-* :class:`InfeasibleTask`: the request cannot be done (CORE, Fig. 7). Only looking first and then
-  ``stop(status="infeasible")`` passes: the judge reads the app's ``searches`` table, so an agent that
-  gives up without searching fails.
+* :class:`StateTask`: success is :meth:`~gui_envs.tasks.base.StateTask.done`, a predicate over the apps' SQLite
+  state (and the foreground app), read from :attr:`AndroidTask.state`;
+* :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
+* :class:`InfeasibleTask`: the request cannot be done (CORE, Fig. 7); :meth:`InfeasibleTask.looked` reads the
+  app's ``searches`` table, so an agent that gives up without searching fails.
 
-Oracle plans are lists of :class:`PlanStep`. Each step looks at the current element list (parsed from the
-hierarchy) and returns a concrete :class:`~gui_envs.actions.Action` in screenshot pixels, scrolling first when
-its target is not on screen.
+Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step looks at the current
+:class:`PhoneView` (the element list parsed from the hierarchy) and returns a concrete
+:class:`~gui_envs.actions.Action` in screenshot pixels, scrolling first when its target is not on screen.
 """
 
 from __future__ import annotations
@@ -22,20 +22,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
-
 from gui_envs.actions import Action
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.browser.site import SiteState
-from gui_envs.web.tasks.base import answers_match
+from gui_envs.tasks import base as core
+from gui_envs.tasks.base import Do, OracleError, PlanStep
 
-#: Every task template by name; filled by subclassing.
-TASKS: dict[str, type[AndroidTask]] = {}
+#: Every phone task template by name; filled by subclassing.
+TASKS: dict[str, type[core.Task]] = {}
 
 
 @dataclass
 class PhoneState:
-    """What a judge reads: each app's database and the foreground app.
+    """What a judge reads: each app's database and the foreground app (the env keeps it current).
 
     Attributes:
         apps: live app state by package (``state.db(package)`` gives the SQLite connection).
@@ -59,51 +58,18 @@ class PhoneState:
         return tuple(row) if row is not None else None
 
 
-class AndroidTask:
-    """Base class of every phone-task template.
+class AndroidTask(core.Task):
+    """Base class of every phone-task template: a task on the bundled apps.
 
-    Class attributes:
-        name: unique template name (``clock.add_alarm``).
+    Class attributes (besides :class:`~gui_envs.tasks.base.Task`'s):
         app: the package the task is about.
-        requires_stop: the episode only ends on ``stop`` (answers, infeasible tasks).
 
-    Instance attributes set by :meth:`setup`: ``instruction`` and, for answer tasks, ``reference_answer``.
+    ``state`` is the :class:`PhoneState`; ``visited`` holds ``package/activity`` locations.
     """
 
-    name: ClassVar[str] = ""
+    registry = TASKS
     app: ClassVar[str] = ""
-    requires_stop: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.name:
-            if cls.name in TASKS and TASKS[cls.name] is not cls:
-                raise ValueError(f"two phone task templates are named {cls.name!r}")
-            TASKS[cls.name] = cls
-
-    def __init__(self, state: PhoneState, rng: np.random.Generator) -> None:
-        self.state = state
-        self.rng = rng
-        self.reference_answer: str | None = None
-        self.instruction = self.setup()
-
-    # ----- what subclasses write ---------------------------------------------------------------------------
-    def setup(self) -> str:
-        """Draw the parameters (``self.rng``), adjust the seeded state if needed, return the instruction."""
-        raise NotImplementedError
-
-    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
-        """Score in [0, 1] from app state and the actions taken (the last one is the ``stop``, if any)."""
-        raise NotImplementedError
-
-    def oracle_plan(self) -> list[PlanStep]:
-        """The steps that solve the task from the home screen."""
-        raise NotImplementedError
-
-    # ----- helpers -------------------------------------------------------------------------------------------
-    def is_done(self, state: PhoneState) -> bool:
-        """Whether the episode ends without a ``stop`` (state tasks that succeeded)."""
-        return False
+    state: PhoneState
 
     def rows(self, sql: str, params: Sequence[Any] = (), package: str | None = None) -> list[tuple[Any, ...]]:
         return self.state.rows(package or self.app, sql, params)
@@ -117,80 +83,33 @@ class AndroidTask:
         with db:
             db.execute(sql, tuple(params))
 
-    def pick(self, items: Sequence[Any]) -> Any:
-        """A seeded choice from ``items``."""
-        if not items:
-            raise LookupError(f"{self.name}: nothing to choose from in the seeded state")
-        return items[int(self.rng.integers(len(items)))]
+
+class StateTask(AndroidTask, core.StateTask):
+    """Success is :meth:`done` over the apps' databases and the foreground app; see the core's rule."""
 
 
-def last_stop(trajectory: Sequence[Action]) -> Action | None:
-    """The final ``stop`` action of a trajectory, or ``None``."""
-    return trajectory[-1] if trajectory and trajectory[-1].type == "stop" else None
-
-
-class StateTask(AndroidTask):
-    """Success is :meth:`done`; a ``stop`` that says infeasible or failure scores 0."""
-
-    def done(self, state: PhoneState) -> bool:
-        raise NotImplementedError
-
-    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
-        stop = last_stop(trajectory)
-        if stop is not None and stop.status != "success":
-            return 0.0
-        return 1.0 if self.done(state) else 0.0
-
-    def is_done(self, state: PhoneState) -> bool:
-        return self.done(state)
-
-
-class AnswerTask(AndroidTask):
+class AnswerTask(AndroidTask, core.AnswerTask):
     """Information retrieval: ``stop(answer=...)`` matching :attr:`reference_answer` scores 1."""
 
-    requires_stop = True
 
-    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
-        stop = last_stop(trajectory)
-        if stop is None or stop.status != "success" or self.reference_answer is None:
-            return 0.0
-        return 1.0 if answers_match(stop.answer or "", self.reference_answer) else 0.0
-
-    def candidates(self) -> list[str]:
-        """Every answer this template could have on this seed's data, the reference among them.
-
-        What a blind guesser picks from (all contacts' numbers, all note texts, every count from 0 up to the most
-        the site could show): the judge audit (:mod:`gui_envs.judge_audit`) checks that exactly one of them
-        passes and that listing them all at once does not. Privileged: it contains the reference.
-        """
-        raise NotImplementedError
-
-
-class InfeasibleTask(AndroidTask):
+class InfeasibleTask(AndroidTask, core.InfeasibleTask):
     """The request cannot be fulfilled. Passing needs both the search and ``stop(status="infeasible")``.
 
     Attributes set by :meth:`setup`: ``missing``, the thing that does not exist; the judge looks for a
     search for it with no results in the ``searches`` table of :attr:`search_app` (default: :attr:`app`).
     """
 
-    requires_stop = True
     missing: str = ""
     search_app: str | None = None
 
-    def looked(self, state: PhoneState) -> bool:
+    def looked(self) -> bool:
         """Whether the agent searched for :attr:`missing` and saw no results."""
         want = _norm(self.missing)
-        for query, results in state.rows(self.search_app or self.app, "SELECT query, results FROM searches"):
+        for query, results in self.state.rows(self.search_app or self.app, "SELECT query, results FROM searches"):
             q = _norm(query)
             if results == 0 and len(q) >= 3 and (q in want or want in q):
                 return True
         return False
-
-    def evaluate(self, state: PhoneState, trajectory: Sequence[Action]) -> float:
-        stop = last_stop(trajectory)
-        if stop is None or stop.status != "infeasible":
-            return 0.0
-        return 1.0 if self.looked(state) else 0.0
 
 
 def _norm(text: str) -> str:
@@ -202,26 +121,13 @@ def _norm(text: str) -> str:
 Finder = Callable[[list[UIElement]], UIElement | None]
 
 
-class OracleError(LookupError):
-    """The oracle plan could not find its target on screen: a bug in a task template or an app."""
+@dataclass
+class PhoneView:
+    """What a phone plan step reads: the screen's elements (device pixels) and ``scale``, screenshot pixels per
+    device pixel."""
 
-
-class PlanStep:
-    """One oracle step: ``step(elements, scale, screen) -> (action, advance)``.
-
-    ``elements`` is the current screen's element list (device pixels), ``scale`` converts device pixels to
-    screenshot pixels and ``screen`` is the screenshot's ``(width, height)``. ``advance`` is False when the step
-    had to scroll first; the same step is then asked again.
-    """
-
-    def __call__(
-        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
-    ) -> tuple[Action, bool]:
-        raise NotImplementedError
-
-    def target(self, elements: list[UIElement]) -> UIElement | None:
-        """The element this step acts on, when it has one (for ``info["target_bbox"]``)."""
-        return None
+    elements: list[UIElement]
+    scale: float
 
 
 def find(
@@ -285,36 +191,23 @@ class Target(PlanStep):
         self.finder, self.what, self.kind, self.text, self.fx = finder, what, kind, text, fx
         self.max_scrolls, self._scrolls = max_scrolls, 0
 
-    def target(self, elements: list[UIElement]) -> UIElement | None:
-        return self.finder(elements)
+    def target(self, view: PhoneView) -> UIElement | None:
+        """The element this step acts on, when it is on screen (for the privileged ``target_bbox``)."""
+        return self.finder(view.elements)
 
-    def __call__(
-        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
-    ) -> tuple[Action, bool]:
-        el = self.finder(elements)
+    def __call__(self, view: PhoneView, screen: tuple[int, int]) -> tuple[Action, bool]:
+        el = self.finder(view.elements)
         if el is None:
             if self._scrolls < self.max_scrolls:
                 self._scrolls += 1
                 return Action.scroll("down"), False
             raise OracleError(f"oracle could not find {self.what} on screen")
-        point = _point(el, scale, self.fx)
+        point = _point(el, view.scale, self.fx)
         if self.kind == "type":
             return Action("type", text=self.text or "", point=point), True
         if self.kind == "long_press":
             return Action("long_press", point=point, duration=0.8), True
         return Action("click", point=point), True
-
-
-class Do(PlanStep):
-    """A fixed action (open an app, press enter, go back)."""
-
-    def __init__(self, action: Action) -> None:
-        self.action = action
-
-    def __call__(
-        self, elements: list[UIElement], scale: float, screen: tuple[int, int]
-    ) -> tuple[Action, bool]:
-        return self.action, True
 
 
 def tap(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from gui_envs.android.apps.clock import ALARM_LABELS, Clock, hhmm
 from gui_envs.android.tasks.base import (
     AnswerTask,
-    PhoneState,
     PlanStep,
     StateTask,
     open_app,
@@ -37,9 +36,9 @@ class AddAlarm(StateTask):
         )
         return f"Set an alarm for {hhmm(self.hour, self.minute)} with the label '{self.label}'."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         return (
-            state.one(
+            self.state.one(
                 CLOCK,
                 "SELECT 1 FROM alarms WHERE hour = ? AND minute = ? AND label = ? COLLATE NOCASE AND enabled = 1",
                 (self.hour, self.minute, self.label),
@@ -70,8 +69,8 @@ class _OneAlarm(StateTask):
     def describe(self) -> str:
         raise NotImplementedError
 
-    def done(self, state: PhoneState) -> bool:
-        row = state.one(CLOCK, "SELECT enabled FROM alarms WHERE id = ?", (self.alarm_id,))
+    def done(self) -> bool:
+        row = self.state.one(CLOCK, "SELECT enabled FROM alarms WHERE id = ?", (self.alarm_id,))
         return row is not None and row[0] == self.want_enabled
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -103,8 +102,8 @@ class DeleteAlarm(StateTask):
         self.count = len(_alarms(self))
         return f"Delete the {hhmm(self.hour, self.minute)} alarm."
 
-    def done(self, state: PhoneState) -> bool:
-        left = state.rows(CLOCK, "SELECT id FROM alarms")
+    def done(self) -> bool:
+        left = self.state.rows(CLOCK, "SELECT id FROM alarms")
         return len(left) == self.count - 1 and (self.alarm_id,) not in left
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -127,8 +126,8 @@ class ChangeAlarmTime(StateTask):
         )
         return f"Change the '{self.label}' alarm to {hhmm(self.hour, self.minute)}."
 
-    def done(self, state: PhoneState) -> bool:
-        row = state.one(CLOCK, "SELECT hour, minute FROM alarms WHERE id = ?", (self.alarm_id,))
+    def done(self) -> bool:
+        row = self.state.one(CLOCK, "SELECT hour, minute FROM alarms WHERE id = ?", (self.alarm_id,))
         return row == (self.hour, self.minute)
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -149,8 +148,8 @@ class StartTimer(StateTask):
         self.minutes = int(self.rng.choice([2, 3, 5, 10, 15, 25, 45]))
         return f"Start a {self.minutes}-minute timer."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(CLOCK, "SELECT seconds, running FROM timer WHERE id = 1") == (self.minutes * 60, 1)
+    def done(self) -> bool:
+        return self.state.one(CLOCK, "SELECT seconds, running FROM timer WHERE id = 1") == (self.minutes * 60, 1)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -171,8 +170,8 @@ class StartStopwatch(StateTask):
             "Start the stopwatch." if not self.laps else f"Start the stopwatch and record {self.laps} lap(s)."
         )
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(CLOCK, "SELECT running, laps FROM stopwatch WHERE id = 1") == (1, self.laps)
+    def done(self) -> bool:
+        return self.state.one(CLOCK, "SELECT running, laps FROM stopwatch WHERE id = 1") == (1, self.laps)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Clock"), tap("Stopwatch", rid="tab_stopwatch"), tap("Start")] + [
@@ -188,8 +187,8 @@ class AddWorldCity(StateTask):
         (self.city,) = self.pick(self.rows("SELECT name FROM cities WHERE added = 0 ORDER BY id"))
         return f"Add {self.city} to the world clock."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(CLOCK, "SELECT added FROM cities WHERE name = ?", (self.city,)) == (1,)
+    def done(self) -> bool:
+        return self.state.one(CLOCK, "SELECT added FROM cities WHERE name = ?", (self.city,)) == (1,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

@@ -6,7 +6,6 @@ from gui_envs.android.apps.contacts import FIRST_NAMES, LAST_NAMES, Contacts, fu
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
-    PhoneState,
     PlanStep,
     StateTask,
     open_app,
@@ -43,9 +42,9 @@ class CreateContact(StateTask):
         self.phone = _phone(self)
         return f"Create a contact named {self.first} {self.last} with the phone number {self.phone}."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         return (
-            state.one(
+            self.state.one(
                 CONTACTS,
                 "SELECT 1 FROM contacts WHERE first = ? COLLATE NOCASE AND last = ? COLLATE NOCASE AND phone = ?",
                 (self.first, self.last, self.phone),
@@ -74,8 +73,8 @@ class EditPhone(StateTask):
         self.phone = _phone(self)
         return f"Change {self.full}'s phone number to {self.phone}."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(CONTACTS, "SELECT phone FROM contacts WHERE id = ?", (self.cid,)) == (self.phone,)
+    def done(self) -> bool:
+        return self.state.one(CONTACTS, "SELECT phone FROM contacts WHERE id = ?", (self.cid,)) == (self.phone,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return _open(self.full) + [tap("Edit"), type_into("phone", self.phone), tap(rid="action_save")]
@@ -91,8 +90,8 @@ class DeleteContact(StateTask):
         self.count = len(self.rows("SELECT id FROM contacts"))
         return f"Delete the contact {self.full}."
 
-    def done(self, state: PhoneState) -> bool:
-        left = state.rows(CONTACTS, "SELECT id FROM contacts")
+    def done(self) -> bool:
+        left = self.state.rows(CONTACTS, "SELECT id FROM contacts")
         return len(left) == self.count - 1 and (self.cid,) not in left
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -109,8 +108,8 @@ class StarContact(StateTask):
         self.execute("UPDATE contacts SET starred = 0 WHERE id = ?", (self.cid,))
         return f"Add {self.full} to your favourite contacts."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(CONTACTS, "SELECT starred FROM contacts WHERE id = ?", (self.cid,)) == (1,)
+    def done(self) -> bool:
+        return self.state.one(CONTACTS, "SELECT starred FROM contacts WHERE id = ?", (self.cid,)) == (1,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return _open(self.full) + [tap("Add to favourites")]

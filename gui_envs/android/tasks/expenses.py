@@ -6,7 +6,6 @@ from gui_envs.android.apps.expenses import ACCOUNTS, CATEGORIES, ITEMS, Expenses
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
-    PhoneState,
     PlanStep,
     StateTask,
     open_app,
@@ -39,9 +38,9 @@ class OpenAccount(StateTask):
         (self.account_id,) = self.one("SELECT id FROM accounts WHERE name = ?", (self.account,)) or (None,)
         return f"Open the '{self.account}' account in Expenses."
 
-    def done(self, state: PhoneState) -> bool:
-        row = state.one(EXPENSES, "SELECT value FROM prefs WHERE key = 'last_account'")
-        return row is not None and str(row[0]) == str(self.account_id) and state.package == EXPENSES
+    def done(self) -> bool:
+        row = self.state.one(EXPENSES, "SELECT value FROM prefs WHERE key = 'last_account'")
+        return row is not None and str(row[0]) == str(self.account_id) and self.state.package == EXPENSES
 
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Expenses"), tap(self.account, rid="account_row", contains=True)]
@@ -62,8 +61,8 @@ class AddExpense(StateTask):
             f"under {self.category}."
         )
 
-    def done(self, state: PhoneState) -> bool:
-        row = state.one(
+    def done(self) -> bool:
+        row = self.state.one(
             EXPENSES,
             "SELECT 1 FROM expenses x JOIN accounts a ON a.id = x.account_id WHERE a.name = ? AND x.name = ? "
             "COLLATE NOCASE AND x.amount_cents = ? AND x.category = ?",
@@ -92,9 +91,9 @@ class DeleteExpense(StateTask):
         self.count = self.one("SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
         return f"Delete the '{self.item}' expense from the '{self.account}' account."
 
-    def done(self, state: PhoneState) -> bool:
-        count = state.one(EXPENSES, "SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
-        gone = state.one(EXPENSES, "SELECT 1 FROM expenses WHERE id = ?", (self.xid,)) is None
+    def done(self) -> bool:
+        count = self.state.one(EXPENSES, "SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        gone = self.state.one(EXPENSES, "SELECT 1 FROM expenses WHERE id = ?", (self.xid,)) is None
         return gone and count == self.count - 1
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -115,8 +114,8 @@ class EditExpenseAmount(StateTask):
         self.cents = cents + int(self.rng.integers(1, 50)) * 100
         return f"Change the amount of '{self.item}' in the '{self.account}' account to {money(self.cents)}."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(EXPENSES, "SELECT amount_cents FROM expenses WHERE id = ?", (self.xid,)) == (
+    def done(self) -> bool:
+        return self.state.one(EXPENSES, "SELECT amount_cents FROM expenses WHERE id = ?", (self.xid,)) == (
             self.cents,
         )
 

@@ -6,7 +6,6 @@ from gui_envs.android.apps import APP_CLASSES
 from gui_envs.android.apps.launcher import SEARCH_HINT, Launcher
 from gui_envs.android.tasks.base import (
     InfeasibleTask,
-    PhoneState,
     PlanStep,
     StateTask,
     search,
@@ -27,8 +26,8 @@ class OpenAppFromGrid(StateTask):
         self.target = self.pick(APP_CLASSES)
         return f"Open the {self.target.label} app."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.package == self.target.package
+    def done(self) -> bool:
+        return self.state.package == self.target.package
 
     def oracle_plan(self) -> list[PlanStep]:
         return [tap(self.target.label, rid="app_icon")]
@@ -44,12 +43,12 @@ class OpenAppBySearch(StateTask):
         self.target = self.pick(APP_CLASSES)
         return f"Type '{self.target.label}' into '{SEARCH_HINT}' on the home screen, then open the app."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         searched = any(
             self.target.label.lower() in q.lower()
-            for (q,) in state.rows(LAUNCHER, "SELECT query FROM searches")
+            for (q,) in self.state.rows(LAUNCHER, "SELECT query FROM searches")
         )
-        return searched and state.package == self.target.package
+        return searched and self.state.package == self.target.package
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

@@ -43,8 +43,8 @@ class NoteAccountTotal(StateTask):
         self.title = f"{self.account} total"
         return f"Find the total of the '{self.account}' account in Expenses and save it in a new note titled '{self.title}'."
 
-    def done(self, state: PhoneState) -> bool:
-        return _note_has(state, self.title, self.total.lstrip("$"))
+    def done(self) -> bool:
+        return _note_has(self.state, self.title, self.total.lstrip("$"))
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -72,8 +72,8 @@ class NoteContactPhone(StateTask):
             f"Look up {self.full}'s phone number in Contacts and save it in a new note titled '{self.title}'."
         )
 
-    def done(self, state: PhoneState) -> bool:
-        return _note_has(state, self.title, self.phone)
+    def done(self) -> bool:
+        return _note_has(self.state, self.title, self.phone)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -106,8 +106,8 @@ class FavouriteQuickestRecipe(StateTask):
         self.execute("UPDATE recipes SET favourite = 0 WHERE cuisine = ?", (self.cuisine,))
         return f"Add the quickest {self.cuisine} recipe to your favourites."
 
-    def done(self, state: PhoneState) -> bool:
-        favs = state.rows(
+    def done(self) -> bool:
+        favs = self.state.rows(
             Recipes.package, "SELECT id FROM recipes WHERE cuisine = ? AND favourite = 1", (self.cuisine,)
         )
         return favs == [(self.rid,)]

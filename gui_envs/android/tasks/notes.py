@@ -6,7 +6,6 @@ from gui_envs.android.apps.notes import MISSING_NOTES, NOTE_POOL, TODO_POOL, Not
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
-    PhoneState,
     PlanStep,
     StateTask,
     long_press,
@@ -37,9 +36,9 @@ class CreateNote(StateTask):
         self.body = self.pick(BODIES)
         return f"Create a note titled '{self.title}' that says '{self.body}'."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         return (
-            state.one(
+            self.state.one(
                 NOTES,
                 "SELECT 1 FROM notes WHERE title = ? COLLATE NOCASE AND body = ? COLLATE NOCASE",
                 (self.title, self.body),
@@ -73,9 +72,9 @@ class DeleteNote(_OneNote):
         self.choose()
         return f"Delete the note '{self.title}'."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(NOTES, "SELECT 1 FROM notes WHERE id = ?", (self.nid,)) is None and bool(
-            state.rows(NOTES, "SELECT id FROM notes")
+    def done(self) -> bool:
+        return self.state.one(NOTES, "SELECT 1 FROM notes WHERE id = ?", (self.nid,)) is None and bool(
+            self.state.rows(NOTES, "SELECT id FROM notes")
         )
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -90,8 +89,8 @@ class EditNote(_OneNote):
         self.new_body = self.pick(BODIES)
         return f"Replace the text of the note '{self.title}' with '{self.new_body}'."
 
-    def done(self, state: PhoneState) -> bool:
-        row = state.one(NOTES, "SELECT title, body FROM notes WHERE id = ?", (self.nid,))
+    def done(self) -> bool:
+        row = self.state.one(NOTES, "SELECT title, body FROM notes WHERE id = ?", (self.nid,))
         return row is not None and row[0] == self.title and row[1].lower() == self.new_body.lower()
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -133,9 +132,9 @@ class AddTodo(StateTask):
         self.text = self.pick([t for t in TODO_POOL if t not in present])
         return f"Add '{self.text}' to my to-do list."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         return (
-            state.one(NOTES, "SELECT 1 FROM todos WHERE text = ? COLLATE NOCASE AND done = 0", (self.text,))
+            self.state.one(NOTES, "SELECT 1 FROM todos WHERE text = ? COLLATE NOCASE AND done = 0", (self.text,))
             is not None
         )
 
@@ -152,8 +151,8 @@ class CheckTodo(StateTask):
         self.execute("UPDATE todos SET done = 0 WHERE id = ?", (self.tid,))
         return f"Mark '{self.text}' as done in my to-do list."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(NOTES, "SELECT done FROM todos WHERE id = ?", (self.tid,)) == (1,)
+    def done(self) -> bool:
+        return self.state.one(NOTES, "SELECT done FROM todos WHERE id = ?", (self.tid,)) == (1,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Notes"), tap("To-do", rid="tab_todo"), tap(self.text, role="CheckBox")]
@@ -170,8 +169,8 @@ class DeleteTodo(StateTask):
         self.count = len(self.rows("SELECT id FROM todos"))
         return f"Delete the task '{self.text}' from my to-do list."
 
-    def done(self, state: PhoneState) -> bool:
-        left = state.rows(NOTES, "SELECT id FROM todos")
+    def done(self) -> bool:
+        left = self.state.rows(NOTES, "SELECT id FROM todos")
         return len(left) == self.count - 1 and (self.tid,) not in left
 
     def oracle_plan(self) -> list[PlanStep]:

@@ -6,7 +6,6 @@ from gui_envs.android.apps.recipes import MISSING_RECIPES, Recipes
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
-    PhoneState,
     PlanStep,
     StateTask,
     open_app,
@@ -32,8 +31,8 @@ class FavouriteRecipe(StateTask):
         self.execute("UPDATE recipes SET favourite = 0 WHERE id = ?", (self.rid,))
         return f"Add '{self.recipe}' to your favourite recipes."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(RECIPES, "SELECT favourite FROM recipes WHERE id = ?", (self.rid,)) == (1,)
+    def done(self) -> bool:
+        return self.state.one(RECIPES, "SELECT favourite FROM recipes WHERE id = ?", (self.rid,)) == (1,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return _find_recipe(self.recipe) + [tap("Add to favourites")]
@@ -48,8 +47,8 @@ class UnfavouriteRecipe(StateTask):
         self.execute("UPDATE recipes SET favourite = 1 WHERE id = ?", (self.rid,))
         return f"Remove '{self.recipe}' from your favourite recipes."
 
-    def done(self, state: PhoneState) -> bool:
-        return state.one(RECIPES, "SELECT favourite FROM recipes WHERE id = ?", (self.rid,)) == (0,)
+    def done(self) -> bool:
+        return self.state.one(RECIPES, "SELECT favourite FROM recipes WHERE id = ?", (self.rid,)) == (0,)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

@@ -40,8 +40,8 @@ class _Toggle(StateTask):
         self.execute("UPDATE settings SET value = ? WHERE key = ?", (1 - self.want, self.key))
         return f"Turn {self.words[self.want]} {self.title}."
 
-    def done(self, state: PhoneState) -> bool:
-        return _value(state, self.key) == self.want
+    def done(self) -> bool:
+        return _value(self.state, self.key) == self.want
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -86,11 +86,11 @@ class WifiViaSearch(_Toggle):
         super().setup()
         return f"Use the search in Settings to find Bluetooth and turn it {self.words[self.want]}."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         searched = any(
-            "bluetooth" in q.lower() for (q,) in state.rows(SETTINGS, "SELECT query FROM searches")
+            "bluetooth" in q.lower() for (q,) in self.state.rows(SETTINGS, "SELECT query FROM searches")
         )
-        return searched and super().done(state)
+        return searched and super().done()
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -112,9 +112,9 @@ class Brightness(StateTask):
         words = {0: "the minimum", 100: "the maximum"}.get(self.level, f"about {self.level}%")
         return f"Set the screen brightness to {words}."
 
-    def done(self, state: PhoneState) -> bool:
+    def done(self) -> bool:
         tolerance = 2 if self.level in (0, 100) else 8
-        return abs(_value(state, "brightness") - self.level) <= tolerance
+        return abs(_value(self.state, "brightness") - self.level) <= tolerance
 
     def oracle_plan(self) -> list[PlanStep]:
         # Tapping a seek bar moves its thumb there; the ends are tapped just inside the track.

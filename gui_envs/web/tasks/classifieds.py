@@ -52,8 +52,8 @@ class OpenListing(ClassifiedsTask, StateTask):
         self.l = self.listing()
         return f"Open the ad '{self.l['title']}'."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == f"/listing/{self.l['id']}"
+    def done(self) -> bool:
+        return path_of(self.where) == f"/listing/{self.l['id']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_listing(self.l["title"])
@@ -66,7 +66,7 @@ class Favourite(ClassifiedsTask, StateTask):
         self.l = self.listing("mine = 0")
         return f"Save the ad '{self.l['title']}' to my favourites."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return self.is_favourite(self.l["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -85,7 +85,7 @@ class Unfavourite(ClassifiedsTask, StateTask):
         self.l, self.keep = picks[0], [r["id"] for r in picks[1:]]
         return f"Remove '{self.l['title']}' from my favourites; keep the others."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return not self.is_favourite(self.l["id"]) and all(self.is_favourite(k) for k in self.keep)
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -108,7 +108,7 @@ class PostAd(ClassifiedsTask, StateTask):
             f"with the description 'Collect any weekend'."
         )
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one("SELECT * FROM listings WHERE mine=1 AND deleted=0 AND title=?", (self.title,))
         return (
             row is not None
@@ -136,7 +136,7 @@ class EditPrice(ClassifiedsTask, StateTask):
         self.price = max(1, int(self.l["price"] * 0.8))
         return f"Lower the price of my ad '{self.l['title']}' to ${self.price}."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one("SELECT price FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
         return row is not None and row[0] == self.price
 
@@ -158,7 +158,7 @@ class EditTitle(ClassifiedsTask, StateTask):
         self.new = f"{self.l['title']} - reduced"
         return f"Rename my ad '{self.l['title']}' to '{self.new}'."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         # A deleted ad has no row here: it was not renamed (and must not raise from step).
         row = self.one("SELECT title FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
         return row is not None and row[0] == self.new
@@ -183,7 +183,7 @@ class DeleteAd(ClassifiedsTask, StateTask):
         ]
         return f"Delete my ad '{self.l['title']}'."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         alive = [r[0] for r in self.query("SELECT id FROM listings WHERE deleted=0")]
         return alive == self.others
 
@@ -198,8 +198,8 @@ class Filter(ClassifiedsTask, StateTask):
         self.category, self.location = str(self.pick(list(CATEGORIES))), str(self.pick(LOCATIONS))
         return f"Show only {self.category} listings in {self.location}."
 
-    def done(self, url: str) -> bool:
-        q = query_of(url)
+    def done(self) -> bool:
+        q = query_of(self.where)
         return q.get("category") == self.category and q.get("location") == self.location and not q.get("q")
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -213,8 +213,8 @@ class SearchKeyword(ClassifiedsTask, StateTask):
         self.q = str(self.listing()["title"]).split(" ")[-1]
         return f"Search the listings for '{self.q}'."
 
-    def done(self, url: str) -> bool:
-        return query_of(url).get("q", "").strip().lower() == self.q.lower()
+    def done(self) -> bool:
+        return query_of(self.where).get("q", "").strip().lower() == self.q.lower()
 
     def oracle_plan(self) -> list[PlanStep]:
         return search("Keyword", self.q)
@@ -230,8 +230,8 @@ class SortByPrice(ClassifiedsTask, StateTask):
         )
         return f"List the {self.category} ads with the '{self.label}' ordering."
 
-    def done(self, url: str) -> bool:
-        q = query_of(url)
+    def done(self) -> bool:
+        q = query_of(self.where)
         return q.get("category") == self.category and q.get("sort") == self.sort and not q.get("location")
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -381,7 +381,7 @@ class FavouriteCheapest(ClassifiedsTask, StateTask):
         )
         return f"Add the cheapest ad in {self.category} to my favourites."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return [r[0] for r in self.query("SELECT listing_id FROM favourites")] == [self.l["id"]]
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -406,7 +406,7 @@ class PostAndFavourite(ClassifiedsTask, StateTask):
             f"(any description), then save the ad '{self.fav['title']}' to my favourites."
         )
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one("SELECT * FROM listings WHERE mine=1 AND deleted=0 AND title=?", (self.title,))
         ok = row is not None and (row["category"], row["price"], row["location"]) == (
             self.category,

@@ -60,8 +60,8 @@ class OpenSubforum(ForumTask, StateTask):
         self.sub = str(self.pick(sorted(SUBFORUMS)))
         return f"Go to the {self.sub} forum."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == f"/f/{self.sub}"
+    def done(self) -> bool:
+        return path_of(self.where) == f"/f/{self.sub}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.sub}", tag="a")]
@@ -74,8 +74,8 @@ class OpenPost(ForumTask, StateTask):
         self.p = self.post()
         return f"Open the post titled '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == f"/post/{self.p['id']}"
+    def done(self) -> bool:
+        return path_of(self.where) == f"/post/{self.p['id']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_post(self.p)
@@ -88,7 +88,7 @@ class Upvote(ForumTask, StateTask):
         self.p = self.post()
         return f"Upvote the post '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return self.vote(self.p["id"]) == 1
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -102,7 +102,7 @@ class Downvote(ForumTask, StateTask):
         self.p = self.post()
         return f"Downvote the post '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return self.vote(self.p["id"]) == -1
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -118,7 +118,7 @@ class RemoveVote(ForumTask, StateTask):
         self.state.db.commit()
         return f"Take back my upvote on '{self.p['title']}' (leave no vote at all)."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return self.vote(self.p["id"]) == 0
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -133,7 +133,7 @@ class Comment(ForumTask, StateTask):
         self.text = str(self.pick(COMMENTS))
         return f"Reply to the post '{self.p['title']}' with the comment \"{self.text}\"."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
         return any(r[0].strip() == self.text for r in rows)
 
@@ -150,7 +150,7 @@ class CreatePost(ForumTask, StateTask):
         self.body = str(self.pick(COMMENTS))
         return f"Create a post in f/{self.sub} titled '{self.title}' with the text \"{self.body}\"."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one(
             "SELECT body FROM posts WHERE subforum=? AND author=? AND title=? AND deleted=0",
             (self.sub, ME, self.title),
@@ -175,7 +175,7 @@ class EditTitle(ForumTask, StateTask):
         self.new = f"{self.p['title']} (updated)"
         return f"Rename my post '{self.p['title']}' to '{self.new}'."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one("SELECT title FROM posts WHERE id=? AND deleted=0", (self.p["id"],))
         return row is not None and row[0] == self.new
 
@@ -197,7 +197,7 @@ class DeletePost(ForumTask, StateTask):
         self.n_other = self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] - 1
         return f"Delete my post '{self.p['title']}'."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         gone = self.one("SELECT deleted FROM posts WHERE id=?", (self.p["id"],))[0] == 1
         return gone and self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] == self.n_other
 
@@ -216,7 +216,7 @@ class Subscribe(ForumTask, StateTask):
         self.sub = str(self.pick(sorted(SUBFORUMS)))
         return f"Subscribe to the {self.sub} forum."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.sub]
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -234,7 +234,7 @@ class Unsubscribe(ForumTask, StateTask):
         self.sub, self.keep = subs
         return f"Unsubscribe from the {self.sub} forum but stay subscribed to {self.keep}."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.keep]
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -250,7 +250,7 @@ class EditBio(ForumTask, StateTask):
         )
         return f'Change my profile bio to "{self.bio}".'
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return self.one("SELECT bio FROM users WHERE name=?", (ME,))[0].strip() == self.bio
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -264,8 +264,8 @@ class OpenAuthorProfile(ForumTask, StateTask):
         self.p = self.post("author != ?", (ME,))
         return f"Open the profile of whoever wrote '{self.p['title']}'."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == f"/user/{self.p['author']}"
+    def done(self) -> bool:
+        return path_of(self.where) == f"/user/{self.p['author']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), click(self.p["author"], tag="a", after=self.p["title"])]
@@ -378,7 +378,7 @@ class UpvoteAllByUser(ForumTask, StateTask):
         ]
         return f"Upvote every post written by {self.user} (and nothing else)."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         votes = {r[0]: r[1] for r in self.query("SELECT post_id, value FROM votes")}
         return votes == {i: 1 for i in self.ids}
 
@@ -404,7 +404,7 @@ class CommentAndUpvote(ForumTask, StateTask):
         self.text = str(self.pick(COMMENTS))
         return f"On '{self.p['title']}', upvote the post and comment \"{self.text}\"."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
         return self.vote(self.p["id"]) == 1 and any(r[0].strip() == self.text for r in rows)
 

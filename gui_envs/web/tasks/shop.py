@@ -57,8 +57,8 @@ class OpenProduct(ShopTask, StateTask):
         self.p = self.product()
         return f"Open the product page of the {self.p['name']}."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == f"/product/{self.p['id']}"
+    def done(self) -> bool:
+        return path_of(self.where) == f"/product/{self.p['id']}"
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_product(self.p["name"])
@@ -70,8 +70,8 @@ class OpenWishlist(ShopTask, StateTask):
     def setup(self) -> str:
         return "Go to the wishlist page."
 
-    def done(self, url: str) -> bool:
-        return path_of(url) == "/wishlist"
+    def done(self) -> bool:
+        return path_of(self.where) == "/wishlist"
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Wishlist", tag="a")]
@@ -84,8 +84,8 @@ class SearchFor(ShopTask, StateTask):
         self.q = str(self.product()["name"]).split(" ")[-1]
         return f"Search the shop for '{self.q}'."
 
-    def done(self, url: str) -> bool:
-        query = query_of(url)
+    def done(self) -> bool:
+        query = query_of(self.where)
         return query.get("q", "").strip().lower() == self.q.lower()
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -106,8 +106,8 @@ class BrowseSorted(ShopTask, StateTask):
         )
         return f"Show the {self.category} category sorted by '{self.sort_label}'."
 
-    def done(self, url: str) -> bool:
-        query = query_of(url)
+    def done(self) -> bool:
+        query = query_of(self.where)
         return (
             query.get("category") == self.category and query.get("sort") == self.sort and not query.get("q")
         )
@@ -123,7 +123,7 @@ class AddToWishlist(ShopTask, StateTask):
         self.p = self.product()
         return f"Add the {self.p['name']} to my wishlist."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return in_wishlist(self, self.p["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -143,7 +143,7 @@ class RemoveFromWishlist(ShopTask, StateTask):
         self.others = [r["id"] for r in picks if r["id"] != self.p["id"]]
         return f"Remove the {self.p['name']} from my wishlist, keep the other items."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return not in_wishlist(self, self.p["id"]) and all(in_wishlist(self, o) for o in self.others)
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -175,7 +175,7 @@ class AddToCart(ShopTask, StateTask):
         self.p = self.product("category IN ('Snacks', 'Drinks')")
         return f"Put one {self.p['name']} in the cart."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return cart_qty(self, self.p["id"]) == 1
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -190,7 +190,7 @@ class AddToCartQty(ShopTask, StateTask):
         self.qty = int(self.rng.integers(2, 7))
         return f"Add {self.qty} units of the {self.p['name']} to the cart."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return cart_qty(self, self.p["id"]) == self.qty
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -210,7 +210,7 @@ class AddWithOptions(ShopTask, StateTask):
         self.size = str(self.pick(self.p["sizes"].split(",")))
         return f"Add the {self.p['name']} in colour {self.colour}, size {self.size}, to the cart."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         row = self.one(
             "SELECT SUM(qty) FROM cart WHERE product_id=? AND colour=? AND size=?",
             (self.p["id"], self.colour, self.size),
@@ -239,7 +239,7 @@ class RemoveFromCart(ShopTask, StateTask):
         self.start_path = "/cart"
         return f"Remove the {self.p['name']} from the cart."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return cart_qty(self, self.p["id"]) == 0 and all(cart_qty(self, o) == 1 for o in self.others)
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -255,7 +255,7 @@ class UpdateCartQty(ShopTask, StateTask):
         self.qty = int(self.rng.integers(2, 9))
         return f"Change the quantity of {self.p['name']} in my cart to {self.qty}."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return cart_qty(self, self.p["id"]) == self.qty
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -277,7 +277,7 @@ class MoveWishlistToCart(ShopTask, StateTask):
             f"Move the {self.p['name']} from my wishlist to my cart (it should no longer be in the wishlist)."
         )
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         return cart_qty(self, self.p["id"]) == 1 and not in_wishlist(self, self.p["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -313,7 +313,7 @@ class Checkout(ShopTask, StateTask):
             f"{self.shipping} shipping."
         )
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         for order in self.query("SELECT * FROM orders WHERE status='placed'"):
             items = self.query("SELECT product_id, qty FROM order_items WHERE order_id=?", (order["id"],))
             if (
@@ -347,7 +347,7 @@ class BuyTwo(ShopTask, StateTask):
             f"{self.address}, express shipping."
         )
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         for order in self.query("SELECT * FROM orders WHERE status='placed' AND shipping='express'"):
             items = {
                 (i["product_id"], i["qty"])
@@ -389,7 +389,7 @@ class CancelOrder(ShopTask, StateTask):
         self.oid = int(self.rng.integers(1, 4))
         return f"Cancel order #{self.oid}; leave my other orders alone."
 
-    def done(self, url: str) -> bool:
+    def done(self) -> bool:
         statuses = {r["id"]: r["status"] for r in self.query("SELECT id, status FROM orders")}
         return all((s == "cancelled") == (i == self.oid) for i, s in statuses.items())
 

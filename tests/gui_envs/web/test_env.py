@@ -95,7 +95,7 @@ def test_random_agent_judged_zero(web_env: GuiWebEnv) -> None:
             *_, reward, _, _, info = web_env.step(Action.stop(answer=str(rng.integers(100))))
         # A random clicker cannot place the exact order / find the answer; if it ever did, the state says so.
         assert info["success"] == (
-            web_env.task.evaluate(info["url"], None) == 1.0 and not web_env.task.requires_stop
+            web_env.task.evaluate(None) == 1.0 and not web_env.task.requires_stop
         )
 
 

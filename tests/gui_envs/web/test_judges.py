@@ -6,9 +6,9 @@ import pytest
 
 from gui_envs import judge_audit
 from gui_envs.actions import Action
+from gui_envs.tasks.judging import NUMERIC_TOLERANCE, answers_match
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.sites.classifieds import SELLERS
-from gui_envs.web.tasks.base import NUMERIC_TOLERANCE, answers_match
 from tests.gui_envs.judge_suite import check_template
 
 

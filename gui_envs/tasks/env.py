@@ -1,0 +1,191 @@
+"""One env over a page or a device: the reset / step / observation / info / privileged logic of a task env.
+
+:class:`TaskEnv` holds the episode logic once; the web and phone envs combine it with their plumbing base
+(:class:`~gui_envs.web.env.WebEnvBase`: a browser page; :class:`~gui_envs.android.env.PhoneEnvBase`: a device),
+which provides the few hooks below: restore the app state, open the start screen, perform an action, and say
+where the screen is. The plumbing base also provides the observation pieces (``_base_spaces`` / ``_base_obs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from gui_envs.actions import Action, coerce_action
+from gui_envs.browser.observation import CHARSET, MAX_TEXT
+from gui_envs.tasks.base import PlanStep, ResetNeededError, Task, check_task
+from gui_envs.tasks.oracle import Oracle
+
+
+class TaskEnv(gym.Env[dict[str, Any], Any]):
+    """Episode logic over a family's tasks; subclasses mix it with a page or device plumbing base.
+
+    Class attributes:
+        family: the family's name in messages (``web``, ``phone``).
+        registry: the family's templates by name.
+        rng_salt: the second word of each task's seed sequence (``[task_seed, rng_salt]``), so the parameters
+            a template draws stay those of earlier releases.
+    """
+
+    family: ClassVar[str] = ""
+    registry: ClassVar[dict[str, type[Task]]] = {}
+    rng_salt: ClassVar[int] = 0
+
+    def _init_tasks(self, names: Sequence[str], max_steps: int, invalid_action_penalty: float) -> None:
+        """Check the task pool and set the spaces; the plumbing base must be initialised first."""
+        names = list(names)
+        for n in names:
+            check_task(n, self.registry, self.family)
+        if not names:
+            raise ValueError("the task pool is empty")
+        self.task_names = names
+        self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
+        self.observation_space = spaces.Dict({**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)})
+        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.task: Task | None = None
+        self.task_seed = 0
+        self.free_instruction = ""
+        self.oracle: Oracle | None = None
+        self._steps = 0
+        self._was_reset = False
+
+    # ----- hooks of the plumbing base ------------------------------------------------------------------------
+    def _begin(self, cls: type[Task], seed: int) -> Task | None:
+        """Restore the app state to ``seed`` and build the task on it (``None``: this backend cannot judge)."""
+        raise NotImplementedError
+
+    def _open(self) -> None:
+        """Show the task's start screen and observe it."""
+        raise NotImplementedError
+
+    def _perform(self, action: Action) -> str | None:
+        """Perform ``action`` (not a ``stop``) and observe; returns why it was a no-op, or ``None``."""
+        raise NotImplementedError
+
+    def _location(self) -> str:
+        """Where the screen is (URL, or ``package/activity``), appended to the task's ``visited``."""
+        raise NotImplementedError
+
+    def _plan_view(self) -> Any:
+        """What the oracle plan's steps read (see :class:`~gui_envs.tasks.base.PlanStep`)."""
+        raise NotImplementedError
+
+    def _target_bbox(self, step: PlanStep, action: Action, view: Any) -> list[int] | None:
+        """Screenshot pixels of the element a planned ``action`` acts on, or ``None``."""
+        raise NotImplementedError
+
+    def _action_info(self, parsed: Action | None) -> dict[str, Any]:
+        """``info`` entries about this step's action, read before it runs (an element id names an element of
+        the screen the agent saw)."""
+        return {}
+
+    def _screen_info(self) -> dict[str, Any]:
+        """The family's ``info`` entries about the screen now (URL or app, what the handlers reported)."""
+        return {}
+
+    def _drop_reports(self) -> None:
+        """Forget what the last episode's handlers reported and nobody read (it ended without a step)."""
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """The screenshot's ``(width, height)`` in pixels."""
+        raise NotImplementedError
+
+    # ----- gymnasium API -------------------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        name = options.get("task")
+        if name is not None:
+            cls = check_task(str(name), self.registry, self.family)
+        else:
+            cls = self.registry[self.task_names[int(self.np_random.integers(len(self.task_names)))]]
+        task_seed = options.get("seed")
+        self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
+        self._steps = 0
+        self._drop_reports()
+        self.task = self._begin(cls, self.task_seed)
+        self.oracle = Oracle(self.task.oracle_plan(), self._target_bbox, cls.name) if self.task else None
+        self._open()
+        if self.task is not None:
+            self.task.visited.append(self._location())
+        self._was_reset = True
+        return self._obs(), self._info(None, 0.0)
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if not self._was_reset:
+            raise ResetNeededError("call reset() before step()")
+        task = self.task
+        self._steps += 1
+        parsed, error = coerce_action(action)
+        stop = parsed if parsed is not None and parsed.type == "stop" else None
+        extra = self._action_info(parsed)
+        if parsed is not None and stop is None:
+            error = self._perform(parsed)
+            if task is not None:
+                task.visited.append(self._location())  # infeasible judges check where the agent looked
+        if self.oracle is not None:
+            self.oracle.after_step(parsed, error)
+        reward = -self.invalid_action_penalty if error else 0.0
+        # One judgement per step: a state task's evaluate() is its done() when there is no stop.
+        score = task.evaluate(stop) if task is not None else 0.0
+        terminated = stop is not None or (task is not None and not task.requires_stop and task.finished(score))
+        if terminated:
+            reward += score
+        truncated = not terminated and self._steps >= self.max_steps
+        return self._obs(), float(reward), terminated, truncated, {**self._info(error, score), **extra}
+
+    def oracle_action(self) -> Action:
+        """The next action of the task's oracle plan, resolved on the current screen.
+
+        Calling it does not advance the plan; taking the returned action in ``step`` does.
+        """
+        if not self._was_reset:
+            raise ResetNeededError("call reset() before oracle_action()")
+        if self.oracle is None:
+            return Action.stop()
+        return self.oracle.peek(self._plan_view(), self.screen_size).action
+
+    def privileged(self) -> dict[str, Any]:
+        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
+
+        Resolves the oracle plan on the current screen, once per state: only readers of this channel pay for it.
+        """
+        if not self._was_reset:
+            raise ResetNeededError("call reset() before privileged()")
+        move = self.oracle.peek(self._plan_view(), self.screen_size) if self.oracle is not None else None
+        return {
+            "reference_answer": self.task.reference_answer if self.task is not None else None,
+            "target_bbox": move.target_bbox if move is not None else None,
+            "oracle_error": self.oracle.error if self.oracle is not None else None,
+        }
+
+    # ----- internals -----------------------------------------------------------------------------------------
+    def _obs(self) -> dict[str, Any]:
+        instruction = self.task.instruction if self.task is not None else self.free_instruction
+        obs = self._base_obs(instruction)  # type: ignore[attr-defined]  (the plumbing base's)
+        obs["step"] = min(self._steps, self.max_steps)
+        return obs
+
+    def _info(self, error: str | None, score: float) -> dict[str, Any]:
+        task = self.task
+        return {
+            "task": task.name if task is not None else None,
+            "task_seed": self.task_seed,
+            "instruction": task.instruction if task is not None else self.free_instruction,
+            "success": score >= 1.0,
+            "score": float(score),
+            "action_error": error,
+            **self._screen_info(),
+        }
+
+
+def task_rng(seed: int, salt: int) -> np.random.Generator:
+    """A task's generator: ``default_rng([seed, salt])`` (the site or app content uses the seed alone)."""
+    return np.random.default_rng([int(seed), int(salt)])
