@@ -342,8 +342,8 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
     drawn from the pool; an unknown name raises :class:`~gui_envs.tasks.base.UnknownTaskError`, and ``step``
-    before the first ``reset`` raises :class:`~gui_envs.tasks.base.ResetNeededError`. The task seed fixes the apps' content and the task's parameters. A warm reset restores
-    every app database from a cached seeded template (SQLite backup) and goes to the home screen.
+    before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`. The task seed fixes the apps'
+    content and the task's parameters. A warm reset restores every app database from a cached seeded template (SQLite backup) and goes to the home screen.
 
     Version history: v0, initial release.
 

@@ -12,6 +12,7 @@ from gui_envs.actions import Action, coerce_action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.browser.observation import CHARSET, MAX_TEXT
+from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.grounding import (
     BANNER_PX,
     box_action_space,
@@ -269,7 +270,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.target is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         if self.action_type == "box":
             point, error = box_point(action)
         else:
@@ -309,12 +310,14 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         return obs
 
     def _target_bbox(self) -> list[int]:
-        assert self.target is not None, "call reset() first"
+        if self.target is None:
+            raise ResetNeededError("call reset() first")
         return [round(v * self.scale) for v in self.target.bbox]
 
     def privileged(self) -> dict[str, Any]:
         """``target_bbox`` (screenshot pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
-        assert self.target is not None, "call reset() first"
+        if self.target is None:
+            raise ResetNeededError("call reset() first")
         return {
             "target_bbox": self._target_bbox(),
             "target_element": {"id": self.target.id, "role": self.target.role, "text": self.target.label},

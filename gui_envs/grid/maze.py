@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from gui_envs.errors import ResetNeededError
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.maze_gen import (
     AGENT,
@@ -239,7 +240,7 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
 
     def _require_layout(self) -> MazeLayout:
         if self._layout is None:
-            raise gym.error.ResetNeeded("call reset() before step(), render() or oracle_action()")
+            raise ResetNeededError("call reset() before step(), render() or oracle_action()")
         return self._layout
 
     def _observation(self) -> MazeObs:

@@ -9,6 +9,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from gui_envs.errors import ResetNeededError
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import digits_to_text, sudoku_board_rgb, text_space
@@ -130,7 +131,7 @@ class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
 
     def _require_puzzle(self) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
         if self._puzzle is None or self._solution is None:
-            raise gym.error.ResetNeeded("call reset() before step(), render() or oracle_action()")
+            raise ResetNeededError("call reset() before step(), render() or oracle_action()")
         return self._puzzle, self._solution
 
     def _observation(self) -> SudokuObs:

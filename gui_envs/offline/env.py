@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
+from gui_envs.errors import ResetNeededError
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
 from gui_envs.offline.scoring import score_step
@@ -164,7 +165,7 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         pred, error = coerce_action(action)
         step = self._episode.steps[self._index]
         size = (int(self._shot.shape[1]), int(self._shot.shape[0]))  # type: ignore[union-attr]
@@ -192,13 +193,13 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
     def oracle_action(self) -> Action:
         """The recorded action of the current step."""
         if self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before oracle_action()")
+            raise ResetNeededError("call reset() before oracle_action()")
         return self._episode.steps[min(self._index, len(self._episode.steps) - 1)].action
 
     def privileged(self) -> dict[str, Any]:
         """The recorded target of the current step and the last step's click offset (module docstring)."""
         if self._episode is None:
-            raise gym.error.ResetNeeded("call reset() before privileged()")
+            raise ResetNeededError("call reset() before privileged()")
         step = self._episode.steps[min(self._index, len(self._episode.steps) - 1)]
         return {
             "target_action": step.action.to_dict(),

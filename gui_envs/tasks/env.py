@@ -17,7 +17,8 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
 from gui_envs.browser.observation import CHARSET, MAX_TEXT
-from gui_envs.tasks.base import PlanStep, ResetNeededError, Task, check_task
+from gui_envs.errors import ResetNeededError
+from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 
 

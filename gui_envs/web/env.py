@@ -17,7 +17,8 @@ from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, 
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
 from gui_envs.browser.site import SiteState
-from gui_envs.tasks.base import PlanStep, ResetNeededError, Task, UnknownTaskError
+from gui_envs.errors import ResetNeededError
+from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import TaskEnv, task_rng
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 
@@ -255,7 +256,7 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
     ``max_steps`` steps. A crashed or killed browser raises
     :class:`~gui_envs.browser.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
-    ``step`` before the first ``reset`` raises :class:`~gui_envs.tasks.base.ResetNeededError`.
+    ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
     ``blocked_requests``, ``server_errors`` (one line per site handler that failed with a 500 page since the

@@ -12,6 +12,7 @@ from gui_envs.actions import Action, coerce_action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
 from gui_envs.web import describe as referring
 from gui_envs.web.env import WebEnvBase
@@ -180,7 +181,7 @@ class GuiWebGroundEnv(WebEnvBase):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.target is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeededError("call reset() before step()")
         error = None
         point: tuple[float, float] | None = None
         if self.action_type == "box":
@@ -207,7 +208,8 @@ class GuiWebGroundEnv(WebEnvBase):
 
     def oracle_action(self) -> Any:
         """The centre of the target's bbox (a ``(2,)`` array in box mode, else an ``Action``)."""
-        assert self.target is not None, "call reset() first"
+        if self.target is None:
+            raise ResetNeededError("call reset() first")
         x0, y0, x1, y1 = self.target["bbox"]
         cx, cy = float(round((x0 + x1) / 2)), float(round((y0 + y1) / 2))
         return np.array([cx, cy], np.float32) if self.action_type == "box" else Action.click(cx, cy)
@@ -219,7 +221,8 @@ class GuiWebGroundEnv(WebEnvBase):
 
     def privileged(self) -> dict[str, Any]:
         """``target_bbox`` (pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
-        assert self.target is not None, "call reset() first"
+        if self.target is None:
+            raise ResetNeededError("call reset() first")
         return {
             "target_bbox": observation.clip_bbox(self.target["bbox"], self.viewport),
             "target_element": {k: self.target[k] for k in ("id", "role", "text")},

@@ -23,6 +23,7 @@ from gui_envs.actions import coerce_action
 from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
+from gui_envs.errors import ResetNeededError
 from gui_envs.web.env import WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 
@@ -189,7 +190,8 @@ class MiniWoBEnv(WebEnvBase):
         stop = parsed is not None and parsed.type == "stop"
         if parsed is not None and not stop:
             error = self._act(parsed, self.task_url)
-        assert self._session is not None, "call reset() before step()"
+        if self._session is None:
+            raise ResetNeededError("call reset() before step()")
         state = self._session.call(lambda h: h.page.evaluate(_STATE_JS))
         reward = float(state["reward"]) if state["done"] else 0.0
         if error:

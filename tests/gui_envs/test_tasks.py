@@ -1,0 +1,229 @@
+"""The task core without a browser: the three judges, the oracle's bookkeeping and one TaskEnv episode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from gui_envs.actions import Action
+from gui_envs.errors import ResetNeededError
+from gui_envs.tasks import (
+    AnswerTask,
+    Do,
+    InfeasibleTask,
+    Oracle,
+    OracleError,
+    PlanStep,
+    StateTask,
+    Task,
+    UnknownTaskError,
+    check_task,
+)
+from gui_envs.tasks.env import TaskEnv
+
+REGISTRY: dict[str, type[Task]] = {}
+
+
+class Counter:
+    """A fake app: a counter, and how often the judge read it."""
+
+    def __init__(self) -> None:
+        self.value, self.reads = 0, 0
+
+    def read(self) -> int:
+        self.reads += 1
+        return self.value
+
+
+class FakeTask(Task):
+    registry = REGISTRY
+    state: Counter
+
+    def oracle_plan(self) -> list[PlanStep]:
+        return [Do(Action.click(1, 1)), Do(Action.click(2, 2))]
+
+
+class ReachThree(FakeTask, StateTask):
+    name = "fake.reach_three"
+
+    def setup(self) -> str:
+        return "Click until the counter shows 3."
+
+    def done(self) -> bool:
+        return self.state.read() >= 3
+
+
+class AskValue(FakeTask, AnswerTask):
+    name = "fake.ask_value"
+
+    def setup(self) -> str:
+        self.reference_answer = "12 hours"
+        return "How long?"
+
+
+class Impossible(FakeTask, InfeasibleTask):
+    name = "fake.impossible"
+
+    def setup(self) -> str:
+        return "Delete the moon."
+
+    def looked(self) -> bool:
+        return "/moon" in self.visited
+
+
+def make(cls: type[Task]) -> Task:
+    return cls(Counter(), np.random.default_rng(0))
+
+
+def test_state_task_rule() -> None:
+    task = make(ReachThree)
+    assert task.evaluate(None) == 0.0 and not task.finished(0.0)
+    task.state.value = 3
+    assert task.evaluate(None) == 1.0 and task.finished(1.0) and task.is_done()
+    # Giving up on a task that is done is still a failure: the stop says the agent does not claim success.
+    assert task.evaluate(Action.stop(status="infeasible")) == 0.0
+    assert task.evaluate(Action.stop()) == 1.0
+
+
+def test_answer_task_rule() -> None:
+    task = make(AskValue)
+    assert task.evaluate(None) == 0.0 and not task.finished(0.0)  # answer tasks only end on stop
+    assert task.evaluate(Action.stop(answer="12 h")) == 1.0
+    assert task.evaluate(Action.stop(answer="12 minutes")) == 0.0
+    assert task.evaluate(Action.stop(answer="12 hours", status="failure")) == 0.0
+
+
+def test_infeasible_task_rule() -> None:
+    task = make(Impossible)
+    assert task.evaluate(Action.stop(status="infeasible")) == 0.0  # did not look
+    task.visited.append("/moon")
+    assert task.evaluate(Action.stop(status="infeasible")) == 1.0
+    assert task.evaluate(Action.stop()) == 0.0
+
+
+def test_registry_and_unknown_names() -> None:
+    assert set(REGISTRY) == {"fake.reach_three", "fake.ask_value", "fake.impossible"}
+    assert check_task("fake.ask_value", REGISTRY, "fake") is AskValue
+    with pytest.raises(UnknownTaskError, match="Did you mean fake.ask_value"):
+        check_task("fake.ask_valeu", REGISTRY, "fake")
+    with pytest.raises(ValueError, match="two task templates"):
+        type("Again", (FakeTask, StateTask), {"name": "fake.ask_value"})
+
+
+class Finder(PlanStep):
+    """Clicks the element ``name`` of the view (a dict name -> bbox), scrolling once when it is missing."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.scrolled = name, False
+
+    def __call__(self, view: Any, screen: tuple[int, int]) -> tuple[Action, bool]:
+        if self.name in view:
+            return Action("click", element_id=self.name), True
+        if not self.scrolled:
+            self.scrolled = True
+            return Action.scroll("down"), False
+        raise OracleError(f"no {self.name}")
+
+
+def bbox_of(step: PlanStep, action: Action, view: Any) -> list[int] | None:
+    return view.get(action.element_id) if action.element_id else None
+
+
+def test_oracle_advances_only_on_the_pending_move() -> None:
+    oracle = Oracle([Finder("ok"), Finder("save")], bbox_of, "fake")
+    view = {"ok": [0, 0, 10, 10]}
+    move = oracle.peek(view, (100, 100))
+    assert move.action.element_id == "ok" and move.target_bbox == [0, 0, 10, 10] and move.next_index == 1
+    assert oracle.peek({}, (100, 100)) is move  # cached until a step is taken
+    oracle.after_step(Action.click(5, 5), None)  # another action: the plan stays
+    assert oracle.index == 0
+    oracle.peek(view, (100, 100))
+    oracle.after_step(move.action, "the click failed")  # the right action, but it failed
+    assert oracle.index == 0
+    oracle.peek(view, (100, 100))
+    oracle.after_step(move.action, None)
+    assert oracle.index == 1
+    scroll = oracle.peek({}, (100, 100))  # "save" is off-screen: scroll first, same step again
+    assert scroll.action.type == "scroll" and scroll.next_index == 1 and scroll.target_bbox is None
+    oracle.after_step(scroll.action, None)
+    failed = oracle.peek({}, (100, 100))
+    assert failed.action == Action.stop(status="failure") and oracle.error == "no save"
+
+
+class FakeEnv(TaskEnv):
+    """A TaskEnv over a counter: every click adds one."""
+
+    family, registry, rng_salt = "fake", REGISTRY, 3
+
+    def __init__(self) -> None:
+        self.counter = Counter()
+        self._init_tasks(sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
+
+    def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
+        return {"value": spaces.Discrete(100)}
+
+    def _base_obs(self, instruction: str) -> dict[str, Any]:
+        return {"value": self.counter.value}
+
+    def _begin(self, cls: type[Task], seed: int) -> Task:
+        self.counter.value = 0
+        return cls(self.counter, np.random.default_rng([seed, self.rng_salt]))
+
+    def _open(self) -> None:
+        pass
+
+    def _perform(self, action: Action) -> str | None:
+        if action.type != "click":
+            return "only clicks"
+        self.counter.value += 1
+        return None
+
+    def _location(self) -> str:
+        return f"/count/{self.counter.value}"
+
+    def _plan_view(self) -> Any:
+        return {}
+
+    def _target_bbox(self, step: PlanStep, action: Action, view: Any) -> list[int] | None:
+        return None
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        return (10, 10)
+
+
+def test_task_env_episode_judges_once_per_step() -> None:
+    env = FakeEnv()
+    with pytest.raises(ResetNeededError):
+        env.step(Action.click(1, 1))
+    assert isinstance(ResetNeededError("x"), gym.error.ResetNeeded)
+    obs, info = env.reset(options={"task": "fake.reach_three", "seed": 5})
+    assert obs == {"value": 0, "step": 0} and info["task"] == "fake.reach_three" and info["task_seed"] == 5
+    reads = env.counter.reads
+    _, reward, terminated, truncated, info = env.step(Action.scroll("down"))
+    assert reward == -0.5 and info["action_error"] == "only clicks" and not terminated
+    assert env.counter.reads == reads + 1  # evaluate() once, no second done() for the episode end
+    for _ in range(2):
+        _, reward, terminated, _, _ = env.step(Action.click(1, 1))
+    assert (reward, terminated) == (0.0, False)
+    _, reward, terminated, truncated, info = env.step(Action.click(1, 1))
+    assert (reward, terminated, truncated, info["success"]) == (1.0, True, False, True)
+    assert env.task is not None and env.task.visited == [f"/count/{i}" for i in (0, 0, 1, 2, 3)]
+    with pytest.raises(UnknownTaskError):
+        env.reset(options={"task": "fake.reach_thre"})
+
+
+def test_task_env_oracle_is_lazy_and_followed() -> None:
+    env = FakeEnv()
+    env.reset(options={"task": "fake.ask_value", "seed": 0})
+    assert env.oracle is not None and env.oracle._pending is None  # reset resolved nothing
+    assert env.privileged() == {"reference_answer": "12 hours", "target_bbox": None, "oracle_error": None}
+    env.step(env.oracle_action())
+    env.step(env.oracle_action())
+    assert env.oracle.index == 2 and env.oracle_action() == Action.stop()
+    _, reward, terminated, truncated, _ = env.step(Action.stop(answer="13"))
+    assert (reward, terminated) == (0.0, True)
