@@ -20,6 +20,7 @@ that is still alive, so no Chromium outlives its session.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import os
 import queue
 import threading
@@ -34,6 +35,7 @@ import psutil
 from gui_envs.browser.chromium import find_chromium, launch_args
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 #: Flags on top of :func:`launch_args`: deterministic scrolling and no GPU process on headless machines.
 SESSION_FLAGS: tuple[str, ...] = ("--disable-smooth-scrolling", "--disable-gpu", "--hide-scrollbars")
@@ -65,6 +67,8 @@ class SessionHandles:
         page: the one ``Page``.
         extra: room for per-env objects (for example a CDP session).
         on_page_crash: the crash listener every page of the session carries.
+        spare: a page opened ahead of time (:meth:`prepare_page`) that the next :meth:`fresh_page` returns.
+        stale: pages :meth:`fresh_page` replaced, closed by the next :meth:`prepare_page`.
     """
 
     playwright: Any
@@ -73,18 +77,46 @@ class SessionHandles:
     page: Any
     extra: dict[str, Any] = field(default_factory=dict)
     on_page_crash: Callable[[Any], None] | None = None
+    spare: Any = None
+    stale: list[Any] = field(default_factory=list)
 
     def fresh_page(self) -> Any:
-        """Replace ``page`` with a new page in the same context and close the old one.
+        """Replace ``page`` with a new page in the same context (the :attr:`spare` one when it is ready).
 
         A new page has an empty history, so ``back`` cannot reach a page of an earlier episode. Routing and
-        init scripts live on the context and carry over.
+        init scripts live on the context and carry over. The old page is closed now, or by the next
+        :meth:`prepare_page` when a spare page was used (closing takes a browser round trip).
         """
-        old, self.page = self.page, self.context.new_page()
-        if self.on_page_crash is not None:
-            self.page.on("crash", self.on_page_crash)
-        old.close()
+        spare, self.spare = self.spare, None
+        old, self.page = self.page, spare if spare is not None else self._new_page()
+        if spare is None:
+            old.close()
+        else:  # whoever prepared the spare prepares the next one, and closes this then
+            self.stale.append(old)
         return self.page
+
+    def prepare_page(self, url: str | None = None) -> None:
+        """Open the page the next :meth:`fresh_page` returns, at ``url`` when given, and close stale pages.
+
+        Opening a page at the next episode's origin starts its renderer process ahead of time, so a warm reset
+        only navigates within it. Run it in the background (:meth:`BrowserSession.submit`) while the agent acts.
+        """
+        for page in self.stale:
+            page.close()
+        self.stale.clear()
+        if self.spare is None:
+            page = self._new_page()
+            if url is not None:
+                # Replacing the first history entry (as the reset does after it), so "back" never reaches it.
+                with page.expect_navigation(wait_until="load"):
+                    page.evaluate("u => location.replace(u)", url)
+            self.spare = page
+
+    def _new_page(self) -> Any:
+        page = self.context.new_page()
+        if self.on_page_crash is not None:
+            page.on("crash", self.on_page_crash)
+        return page
 
 
 @dataclass
@@ -297,6 +329,15 @@ class BrowserSession:
         except BaseException as exc:
             raise self._translate(exc) from exc
 
+    def submit(self, fn: Callable[[SessionHandles], object]) -> None:
+        """Queue ``fn(handles)`` to run in the worker thread without waiting for it (background work such as
+        :meth:`SessionHandles.prepare_page`). The next :meth:`call` runs after it; its errors are logged only."""
+        if not self.alive:
+            return
+        future: concurrent.futures.Future[object] = concurrent.futures.Future()
+        future.add_done_callback(_log_failure)
+        self._queue.put(("call", fn, future))
+
     def close(self) -> None:
         """Close the browser and stop the worker thread; idempotent."""
         self._finalizer()
@@ -335,6 +376,11 @@ class BrowserSession:
             return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
         except psutil.Error:
             return False
+
+
+def _log_failure(future: concurrent.futures.Future[object]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.debug("background browser work failed: %s", future.exception())
 
 
 def _shutdown(q: queue.Queue[Any], thread: threading.Thread, procs: _Processes, wait_s: float = 10.0) -> None:

@@ -8,7 +8,8 @@ where the screen is. The plumbing base also provides the observation pieces (``_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -33,7 +34,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     """
 
     family: ClassVar[str] = ""
-    registry: ClassVar[dict[str, type[Task]]] = {}
+    registry: ClassVar[Mapping[str, type[Task]]] = MappingProxyType({})  # each family sets its own
     rng_salt: ClassVar[int] = 0
 
     def _init_tasks(self, names: Sequence[str], max_steps: int, invalid_action_penalty: float) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import urllib.parse
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +31,8 @@ __all__ = ["GuiWebEnv", "UnknownTaskError", "WebEnvBase"]
 class WebEnvBase(gym.Env[dict[str, Any], Any]):
     """Browser plumbing shared by the web envs: session, hermetic routing, observation, executor.
 
-    Subclasses provide ``_route_table()`` (origin -> request handler) and the task logic.
+    Subclasses provide ``_route_table()`` (origin -> request handler); :class:`GuiWebEnv` adds the task logic
+    of :class:`~gui_envs.tasks.env.TaskEnv`, MiniWoB and the grounding env their own.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
@@ -118,7 +120,13 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
                 page.evaluate("u => location.replace(u)", url)
             return self._observe_in_thread(h.page)
 
-        self._absorb(*self._ensure_session().call(work))
+        session = self._ensure_session()
+        self._absorb(*session.call(work))
+        # While the agent acts, open the next episode's page on this origin (its renderer started, this
+        # episode's old page closed), so that the next reset only navigates. A path no site routes: a 404 page,
+        # served without touching the site's state; location.replace then drops it from the history.
+        parts = urllib.parse.urlsplit(url)
+        session.submit(functools.partial(SessionHandles.prepare_page, url=f"{parts.scheme}://{parts.netloc}/__next__"))
 
     def _act(self, action: Action, home_url: str) -> str | None:
         """Execute ``action`` and observe; returns the action error, if any."""
