@@ -74,6 +74,9 @@ SEED_TABLE4: dict[str, tuple[float, float]] = {"SCA-Residual": (0.14825, 0.99985
 GATE_SWEEP: tuple[tuple[float, float], ...] = ((0.0, 0.5), (0.5, 0.9), (0.8, 0.99), (0.9, 0.99), (0.95, 0.999))
 SKILL_NULLS: tuple[str, ...] = ("loo_mean", "fold_mean")
 
+#: Prox scales shown in the third table (full SCA; the Residual part is the default's).
+PROX_SCALES: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0)
+
 #: Groups per context of ``--quick``: enough for the direction of the comparison, not for its size.
 QUICK_GROUPS = 4_000
 
@@ -146,15 +149,16 @@ def run(groups: int, seed: int, chunk: int, sweep: bool = True) -> dict[str, obj
     acc: dict[object, _Accumulator] = {}
     active: dict[object, int] = {}
     counts = {"mixed": 0, "all_miss": 0, "all_hit": 0}
-    seconds = 0.0
+    seconds = cpu_seconds = 0.0
     bar = tqdm(total=groups * len(CONTEXTS), unit="group", desc="groups", mininterval=1.0)
     for k, (ctx, (_, g_ctx)) in enumerate(zip(CONTEXTS, exact, strict=True)):
         for start in range(0, groups, chunk):
             size = min(chunk, groups - start)
             clicks, hit = sample_context(ctx, size, rng)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             res = spatial_credit_batch(clicks, hit, boxes=ctx.box, config=full)
             seconds += time.perf_counter() - t0
+            cpu_seconds += time.process_time() - c0
             prox = (res.branch == "prox")[:, None]
             grpo = group_advantage(hit.astype(float), full.eps, full.ddof)
             credits = {
@@ -165,6 +169,9 @@ def run(groups: int, seed: int, chunk: int, sweep: bool = True) -> dict[str, obj
             n_active = int(np.sum(res.branch == "residual"))
             active["SCA-Residual"] = active.get("SCA-Residual", 0) + n_active
             active["SCA (full)"] = active.get("SCA (full)", 0) + n_active + int(prox.sum())
+            for scale in PROX_SCALES:
+                # Prox credit is proportional to prox_scale, so each scale is a rescaled copy.
+                credits[("prox", scale)] = np.where(prox, res.credits * scale / full.prox_scale, res.credits)
             for gate, null in variants:
                 if (gate, null) == (full.gate, full.skill_null):
                     var, n_var = credits["SCA-Residual"], n_active
@@ -194,6 +201,7 @@ def run(groups: int, seed: int, chunk: int, sweep: bool = True) -> dict[str, obj
         "total": total,
         "ms_per_group": 1e3 * seconds / total,
         "ms_per_mixed_group": 1e3 * seconds / max(counts["mixed"], 1),
+        "cpu_ms_per_group": 1e3 * cpu_seconds / total,
         "variants": variants,
     }
 
@@ -241,9 +249,24 @@ def report(out: dict[str, object], seconds: float, groups: int, png: Path) -> No
         f"{counts['all_miss'] / total:.1%}, all-hit {counts['all_hit'] / total:.1%}; runtime {seconds:.1f} s"
     )
     console.print(
-        f"batched credit (spatial_credit_batch, full SCA): {out['ms_per_group']:.4f} ms per group of "
-        f"{N_RESPONSES}, {out['ms_per_mixed_group']:.4f} ms per mixed group"
+        f"batched credit (spatial_credit_batch, full SCA): {out['ms_per_group']:.4f} ms wall "
+        f"({out['cpu_ms_per_group']:.4f} ms CPU) per group of {N_RESPONSES}, "
+        f"{out['ms_per_mixed_group']:.4f} ms wall per mixed group"
     )
+    prox_table = Table(title=f"Prox scale (full SCA; default {SCAConfig().prox_scale})")
+    for col in ("prox_scale", "full MSE", "vs GRPO", "vs Residual", "cosine"):
+        prox_table.add_column(col, justify="right")
+    res_mse = rows["SCA-Residual"]["mse_mix"]
+    for scale in PROX_SCALES:
+        r = rows[("prox", scale)]
+        prox_table.add_row(
+            f"{scale:g}",
+            f"{r['mse_mix']:.5f}",
+            f"{100 * (r['mse_mix'] / base - 1):+.2f}%",
+            f"{100 * (r['mse_mix'] / res_mse - 1):+.2f}%",
+            f"{r['cos']:.5f}",
+        )
+    console.print(prox_table)
     if out["variants"]:
         sweep = Table(title="Gate sweep: thresholds (q_lo, q_hi) x skill null (same groups)")
         for col in ("gate", "skill null", "blend active (mixed)", "Residual MSE", "vs GRPO", "Residual cos",

@@ -39,7 +39,8 @@ def prox_credit(
     Returns:
         ``(credits, proximity)``, both ``(G, N)``; proximity is NaN for invalid clicks.
 
-    >>> c, p = prox_credit([[[20.0, 0.0], [40.0, 0.0]]], [[-10, -10, 10, 10]], [[True, True]], SCAConfig())
+    >>> cfg = SCAConfig(prox_scale=1.0)
+    >>> c, p = prox_credit([[[20.0, 0.0], [40.0, 0.0]]], [[-10, -10, 10, 10]], [[True, True]], cfg)
     >>> p.round(3).tolist(), c.round(3).tolist()  # d = 2 and 4: p = 1/3 and 1/5, mean 4/15
     ([[0.333, 0.2]], [[0.067, -0.067]])
     """
