@@ -45,9 +45,11 @@ def group_advantage(rewards: ArrayLike, eps: float = 1e-6, ddof: int = 0) -> Flo
 
     >>> group_advantage([1.0, 0.0], eps=0.0).tolist()  # mean .5, population std .5
     [1.0, -1.0]
-    >>> group_advantage([0.3, 0.3, 0.3]).tolist()
+    >>> group_advantage([0.4, 0.4, 0.4]).tolist()
     [0.0, 0.0, 0.0]
     """
     r = np.asarray(rewards, dtype=np.float64)
     std = group_std(r, ddof)[..., None]
-    return (r - r.mean(axis=-1, keepdims=True)) / (std + eps)
+    adv = (r - r.mean(axis=-1, keepdims=True)) / (std + eps)
+    # Equal rewards give exact zeros: the mean's round-off (1e-17) over eps would otherwise leak ~1e-11.
+    return np.where(np.ptp(r, axis=-1, keepdims=True) > 0, adv, 0.0)

@@ -256,8 +256,10 @@ def spatial_credit_batch(
             res = residual_reference(p[sel], y[sel], cfg)
             lam = res["spatial_weight"]
             z = (y[sel] - np.nan_to_num(res["reference"])) / scale[sel, None]
-            # Section 4.1: after routing, one scalar credit per response is standardised over its group.
-            credits[sel] = standardise((1.0 - lam) * adv[sel] + lam * z, cfg.eps, cfg.ddof)
+            # Section 4.1: after routing, one scalar credit per response is standardised over its group
+            # (a group with no spatial weight keeps its advantage, which is standardised already).
+            blend = standardise((1.0 - lam) * adv[sel] + lam * z, cfg.eps, cfg.ddof)
+            credits[sel] = np.where(lam.max(axis=1, keepdims=True) > 0, blend, adv[sel])
             lam_all[sel], w_all[sel] = lam, res["direction_weights"]
             for key in ("reference", "quality", "correlation"):
                 out[key][sel] = res[key]
