@@ -61,11 +61,11 @@ class Context:
     box: tuple[float, float, float, float]  # (x1, y1, x2, y2)
 
 
-#: Hit rates from about 0.36 down to about 0.01, so that all-hit, mixed and all-miss groups all occur. The seed
-#: lists neither its boxes nor its policy means, only the exact mean gradient's horizontal component, 0.08143
-#: (section 5.4). These are hand-placed boxes scaled by 0.94 about their centres and shifted right by
-#: 0.2692 sigma: the shift makes the mean exact horizontal update 0.08143, the scale brings GRPO's update MSE
-#: near 0.162, the figure that the seed's "Residual about 8.5% below GRPO" at 0.14825 implies.
+#: Hit rates from about 0.34 down to about 0.01, so that all-hit, mixed and all-miss groups all occur. The
+#: seed lists neither its boxes nor its policy means, only the exact mean gradient's horizontal component,
+#: 0.08143 (section 5.4). These are hand-placed boxes scaled by 0.94 about their centres and shifted right
+#: by 0.2692 sigma: the shift makes the mean exact horizontal update 0.08143, the scale brings GRPO's update
+#: MSE near 0.162, the figure that the seed's "Residual about 8.5% below GRPO" at 0.14825 implies.
 CONTEXTS: tuple[Context, ...] = (
     Context("near, large", (0.0, 0.0), (-0.1708, -0.94, 1.7092, 0.94)),
     Context("right, medium", (0.0, 0.0), (0.5642, -0.205, 1.9742, 1.205)),
@@ -75,10 +75,19 @@ CONTEXTS: tuple[Context, ...] = (
 
 #: Seed 001, Table 4 (section 5.4): update MSE and cosine to the exact mean gradient; GRPO's MSE is not
 #: quoted, only that Residual is "about 8.5%" below it.
-SEED_TABLE4: dict[str, tuple[float, float]] = {"SCA-Residual": (0.14825, 0.99985), "SCA (full)": (0.14754, 0.99997)}
+SEED_TABLE4: dict[str, tuple[float, float]] = {
+    "SCA-Residual": (0.14825, 0.99985),
+    "SCA (full)": (0.14754, 0.99997),
+}
 
 #: Gate thresholds swept in the second table (App. B calibrates ``[0.80, 0.99]``).
-GATE_SWEEP: tuple[tuple[float, float], ...] = ((0.0, 0.5), (0.5, 0.9), (0.8, 0.99), (0.9, 0.99), (0.95, 0.999))
+GATE_SWEEP: tuple[tuple[float, float], ...] = (
+    (0.0, 0.5),
+    (0.5, 0.9),
+    (0.8, 0.99),
+    (0.9, 0.99),
+    (0.95, 0.999),
+)
 SKILL_NULLS: tuple[str, ...] = ("loo_mean", "fold_mean")
 
 #: Prox scales shown in the third table (full SCA; the Residual part is the default's).
@@ -227,7 +236,10 @@ def report(out: dict[str, object], seconds: float, groups: int, png: Path) -> No
     for c, (p, g) in zip(CONTEXTS, exact, strict=True):
         ctx_table.add_row(c.name, str(c.box), f"{p:.4f}", f"({g[0]:+.5f}, {g[1]:+.5f})")
     console.print(ctx_table)
-    title = f"Exact-gradient audit: {len(CONTEXTS)} contexts x {groups:,} groups, N = {N_RESPONSES}, population std"
+    title = (
+        f"Exact-gradient audit: {len(CONTEXTS)} contexts x {groups:,} groups, N = {N_RESPONSES}, "
+        "population std"
+    )
     table = Table(title=title)
     cols = ("estimator", "MSE (mix)", "MSE (ctx)", "rel. MSE vs GRPO", "cosine", "norm ratio", "mean update")
     for col in (*cols, "spatial credit (groups)", "seed MSE", "seed cosine"):
@@ -248,7 +260,8 @@ def report(out: dict[str, object], seconds: float, groups: int, png: Path) -> No
             seed_mse,
             seed_cos,
         )
-    table.add_row("exact", "-", "-", "-", "1.00000", "1.000", f"({g_mix[0]:+.5f}, {g_mix[1]:+.5f})", "-", "-", "1.00000")
+    exact_mean = f"({g_mix[0]:+.5f}, {g_mix[1]:+.5f})"
+    table.add_row("exact", "-", "-", "-", "1.00000", "1.000", exact_mean, "-", "-", "1.00000")
     console.print(table)
     console.print(
         f"groups: {total:,}; mixed {counts['mixed'] / total:.1%} (spatial blend active in "
@@ -342,7 +355,9 @@ def plot(rows: dict, exact: list, g_mix: np.ndarray, png: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--groups", type=int, default=100_000, help="groups per context (paper: 100,000)")
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_GROUPS:,} groups per context (a smoke run)")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"{QUICK_GROUPS:,} groups per context (a smoke run)"
+    )
     parser.add_argument("--no-sweep", action="store_true", help="skip the gate sweep (second table)")
     parser.add_argument("--seed", type=int, default=0, help="random seed")
     parser.add_argument("--chunk", type=int, default=20_000, help="groups sampled and scored per step")
@@ -358,4 +373,12 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["CONTEXTS", "QUICK_GROUPS", "Context", "group_updates", "hit_probability_and_gradient", "main", "run"]
+__all__ = [
+    "CONTEXTS",
+    "QUICK_GROUPS",
+    "Context",
+    "group_updates",
+    "hit_probability_and_gradient",
+    "main",
+    "run",
+]

@@ -12,8 +12,9 @@ Routing uses the binary successes (section 4.1):
   Before standardising, the group-mean baseline is replaced, in proportion ``lambda_i``, by the spatial
   reference.
 * **all miss** -> **Prox**: standardised proximity to the target box (the ordering), scaled by the
-  spread of the proximity scores (see :mod:`rewards.sca_prox`). With dense rewards an all-miss group still takes Prox
-  credit: routing reads the binary successes, the dense signal feeds the advantage and the Residual fit.
+  spread of the proximity scores (see :mod:`rewards.sca_prox`). With dense rewards an all-miss group still
+  takes Prox credit: routing reads the binary successes, the dense signal feeds the advantage and the
+  Residual fit.
 
 After routing, one scalar credit per response is standardised over its group (section 4.1): the Residual
 blend is re-centred and divided by its (population) std (:func:`standardise`); Prox standardises the
