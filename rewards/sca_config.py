@@ -25,10 +25,10 @@ class SCAConfig:
             mean", section 4.1; the seed does not say which fold). ``"loo_mean"``: nested fold ``(i, j)``
             predicts ``y_j`` by the mean of its own training rewards, ``j`` left out, and folds whose
             training rewards are all equal are left out (the line equals that mean there). ``"fold_mean"``:
-            the mean over all ``N - 1`` rewards of outer fold ``i``, ``y_j`` included. In a 1-hit (or
-            ``(N-1)``-hit) group every informative fold holds one lone minority reward that no line fitted
-            without it can predict, so under ``"fold_mean"`` ``q <= 1 - 1 / SSE_null < 0`` and such groups
-            never reach the gate; ``"loo_mean"`` lets them. Measured in the exact-gradient audit
+            the mean over all ``N - 1`` rewards of outer fold ``i``, ``y_j`` included. In a binary 1-hit
+            (or ``(N-1)``-hit) group every informative fold holds one lone minority reward that no line
+            fitted without it can predict, so under ``"fold_mean"`` ``SSE_fit >= 1 > SSE_null =
+            (N - 2) / (N - 1)``, ``q < 0`` and such groups never reach the gate; ``"loo_mean"`` lets them. Measured in the exact-gradient audit
             (``benchmarks/sca_exact_gradient.py --groups 25000``, seed 0, default gate): the spatial blend
             is active in 28.7% of mixed groups with ``"loo_mean"`` against 13.8% with ``"fold_mean"``, and
             SCA-Residual's update MSE is 5.83% below GRPO's against 2.86%.
@@ -42,7 +42,7 @@ class SCAConfig:
             ``-0.423`` (App. C.2, Table 7) is reachable while wild extrapolations are cut.
         min_sse: a fold whose rewards have a sum of squared deviations at or below this is uninformative
             (no skill can be measured) and gets no spatial weight.
-        eps: added to the group standard deviation in the advantage and the standardised residual.
+        eps: added to every standard deviation that divides (advantage, residual, standardisation, Prox).
         ddof: delta degrees of freedom of the standard deviations (advantage, residual, standardisation).
             0, the population std, is the seed's form; 1 is ``torch.std``'s.
         prox_scale: Prox credit is ``prox_scale * spread(p) * (p_i - mean p) / spread(p)``, the standardised
