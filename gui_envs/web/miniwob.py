@@ -75,7 +75,11 @@ _START_JS = """([seed, mode, maxTime]) => {
   core.startEpisodeReal();
   return WOB_TASK_READY;
 }"""
-_STATE_JS = """() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
+# An agent may navigate away from the task page (back to about:blank, say): that page has no MiniWoB globals,
+# and reads as "not done" rather than as a script error escaping ``step``.
+_STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
+  ? {done: false, reward: 0, raw: 0, reason: null, utterance: '', ready: true}
+  : ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
   reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: core.getUtterance(),
   ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
 
