@@ -266,15 +266,3 @@ def _unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
             continue
         out[key] = _unbatch_info(value, i) if isinstance(value, dict) else value[i]
     return out
-
-
-__all__ = [
-    "EnvWorkers",
-    "ListWorkers",
-    "RayWorkers",
-    "RolloutConfig",
-    "VectorWorkers",
-    "collect_episodes",
-    "collect_groups",
-    "make_workers",
-]
