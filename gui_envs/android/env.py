@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import POINTER_TYPES, Action, coerce_action
+from gui_envs.actions import POINTER_TYPES, Action, ActionSpace, coerce_action
 from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
@@ -319,7 +319,7 @@ class GuiAndroidEnv(PhoneEnvBase):
       [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package", "tag"}`` (``tag`` = ``class``);
     * ``instruction``, ``app`` (foreground package) and ``activity``: ``Text``; ``step``: ``Discrete(max_steps + 1)``.
 
-    **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
+    **Action**: :class:`~gui_envs.actions.ActionSpace` (screen-sized); Action JSON or GUI-R1 text, and
     :class:`~gui_envs.actions.Action` objects and dicts. The AITZ / AndroidControl / AndroidWorld action set maps
     onto the shared schema: ``click`` (point or ``element_id``), ``long_press``, ``scroll`` (direction; view
     moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
@@ -392,7 +392,7 @@ class GuiAndroidEnv(PhoneEnvBase):
         self.observation_space = spaces.Dict(
             {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
         )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.action_space = ActionSpace(self.screen)
         self.task: AndroidTask | None = None
         self.task_seed = 0
         self.actions: list[Action] = []

@@ -8,12 +8,11 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
-from gui_envs.android.env import MAX_TEXT, PhoneEnvBase
+from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.web.describe import ordinal, pick
 from gui_envs.web.ground import BANNER_PX, box_action_space, box_point, draw_instruction_banner
-from gui_envs.web.observation import CHARSET
 
 #: Screens grounding episodes are drawn from: (package, how many list rows deep to go: 0 or 1).
 _DEPTHS = (0, 0, 1)
@@ -202,7 +201,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
             self.action_space = box_action_space(width, height)
         else:
             self.observation_space = spaces.Dict(self._base_spaces())
-            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+            self.action_space = ActionSpace(self.screen)
         self.target: UIElement | None = None
         self.instruction = ""
 

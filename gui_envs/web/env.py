@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.web import executor, observation
 from gui_envs.web.observation import CHARSET, PageView
 from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHandles
@@ -312,7 +312,7 @@ class GuiWebEnv(WebEnvBase):
     * ``som`` (``som=True``): the screenshot with Set-of-Marks boxes and ids drawn;
     * ``axtree`` (``axtree=True``): a compact accessibility-tree text, one line per element.
 
-    **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
+    **Action**: :class:`~gui_envs.actions.ActionSpace` (viewport-sized); Action JSON or GUI-R1 text, and
     :class:`~gui_envs.actions.Action` objects and dicts directly. Every web action of the shared schema is
     supported (see :mod:`gui_envs.web.executor`); ``stop`` ends the episode, optionally with an ``answer``.
     Arguments are checked before they reach the browser (:class:`~gui_envs.actions.Action`: field types,
@@ -383,7 +383,7 @@ class GuiWebEnv(WebEnvBase):
         self.observation_space = spaces.Dict(
             {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
         )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.action_space = ActionSpace(self.viewport)
         self.task: WebTask | None = None
         self._steps = 0
         self._plan: list[Any] = []

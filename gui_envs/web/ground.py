@@ -8,11 +8,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.web import describe as referring
 from gui_envs.web import observation
-from gui_envs.web.env import MAX_TEXT, WebEnvBase
-from gui_envs.web.observation import CHARSET
+from gui_envs.web.env import WebEnvBase
 from gui_envs.web.sites.base import Request, Response, SiteState
 from gui_envs.web.tasks import SITES
 
@@ -113,7 +112,7 @@ class GuiWebGroundEnv(WebEnvBase):
             self.action_space = box_action_space(width, height)
         else:
             self.observation_space = spaces.Dict(self._base_spaces())
-            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+            self.action_space = ActionSpace(self.viewport)
         self.target: dict[str, Any] | None = None
         self.instruction = ""
 

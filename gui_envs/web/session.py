@@ -10,7 +10,8 @@ Faults map to two outcomes:
 * a call that exceeds its time limit raises :class:`BrowserTimeoutError`, which the env turns into
   ``info["action_error"]`` (the browser is still usable);
 * a browser that crashed, was killed or stopped answering raises :class:`BrowserCrashedError`. The session is
-  then dead; :meth:`BrowserSession.restart` (the env calls it on the next ``reset``) launches a fresh one.
+  then dead (:attr:`BrowserSession.alive` is false); there is no restart in place: on the next ``reset`` the
+  env closes it and builds a fresh session (``WebEnvBase._ensure_session``), which launches a new browser.
 
 ``close()`` (also run by a ``weakref.finalize`` when the session is garbage collected or the interpreter
 exits) closes the browser, stops the Playwright driver and then SIGKILLs any process of the browser tree

@@ -20,7 +20,7 @@ import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def origin(host: str) -> str:
     return f"http://{host}.{DOMAIN}"
 
 
-def e(value: Any) -> str:
+def html_escape(value: Any) -> str:
     """HTML-escape ``value`` (quotes too), so user input never becomes markup."""
     return html.escape(str(value), quote=True)
 
@@ -95,7 +95,7 @@ class Response:
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         return cls(
             status=500,
-            body=f"<!doctype html><title>Server error</title><h1>Server error</h1><p>{e(type(exc).__name__)}</p>",
+            body=f"<!doctype html><title>Server error</title><h1>Server error</h1><p>{html_escape(type(exc).__name__)}</p>",
             error=f"{where}: {type(exc).__name__}: {detail}",
         )
 
@@ -106,7 +106,7 @@ class Response:
 
     @classmethod
     def not_found(cls, what: str = "page") -> Response:
-        return cls(status=404, body=f"<!doctype html><title>Not found</title><h1>No such {e(what)}</h1>")
+        return cls(status=404, body=f"<!doctype html><title>Not found</title><h1>No such {html_escape(what)}</h1>")
 
 
 Handler = Callable[..., Response]
@@ -156,15 +156,24 @@ class Site:
     Attributes:
         host: the sub-domain, so the origin is ``http://<host>.guigym.test``.
         title: shown in the header bar.
-        router: the site's routes; handlers are called ``handler(site, db, request, **captures)``.
+        router: the site's routes; handlers are called ``handler(site, db, request, **captures)``. Every
+            subclass that does not set one gets its own empty router (:meth:`__init_subclass__`), so routes
+            registered on one site never answer on another.
         nav: header links ``(label, path)``.
     """
 
     host: str = ""
     title: str = ""
-    router: Router = Router()
+    router: ClassVar[Router] = Router()
     nav: tuple[tuple[str, str], ...] = ()
     schema: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A router inherited from the parent would be shared: ``@Child.router.get`` would add the route to the
+        # parent and every sibling too.
+        if "router" not in cls.__dict__:
+            cls.router = Router()
 
     @property
     def origin(self) -> str:
@@ -190,7 +199,7 @@ class Site:
             with db:  # one transaction per request: a failing handler leaves the state untouched
                 return handler(self, db, request, **captures)
         except (ValueError, LookupError, OverflowError) as exc:
-            return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{e(exc)}</p>")
+            return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{html_escape(exc)}</p>")
         except Exception as exc:  # noqa: BLE001 - any other handler failure is a 500 page, never a hang
             logger.exception("%s: handler failed on %s %s", self.host, request.method, request.path)
             return Response.server_error(f"{self.host} {request.method} {request.path}", exc)
@@ -218,13 +227,13 @@ class Site:
     # ----- page layout ----------------------------------------------------------------------------------
     def page(self, title: str, body: str, flash: str = "") -> Response:
         """The site's shared layout around ``body`` (already escaped HTML)."""
-        links = "".join(f'<a href="{e(href)}">{e(label)}</a>' for label, href in self.nav)
-        note = f'<p class="flash" role="status">{e(flash)}</p>' if flash else ""
+        links = "".join(f'<a href="{html_escape(href)}">{html_escape(label)}</a>' for label, href in self.nav)
+        note = f'<p class="flash" role="status">{html_escape(flash)}</p>' if flash else ""
         return Response(
             body=(
-                f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)} | {e(self.title)}</title>"
-                f"<style>{CSS}</style></head><body><header><a class='brand' href='/'>{e(self.title)}</a>"
-                f"<nav>{links}</nav></header><main>{note}<h1>{e(title)}</h1>{body}</main></body></html>"
+                f"<!doctype html><html><head><meta charset='utf-8'><title>{html_escape(title)} | {html_escape(self.title)}</title>"
+                f"<style>{CSS}</style></head><body><header><a class='brand' href='/'>{html_escape(self.title)}</a>"
+                f"<nav>{links}</nav></header><main>{note}<h1>{html_escape(title)}</h1>{body}</main></body></html>"
             )
         )
 
@@ -251,36 +260,36 @@ border:1px solid #567;border-radius:4px;background:#e9eef6}input,select,textarea
 def form(action: str, inner: str, method: str = "post", cls: str = "") -> str:
     """A ``<form>`` (already-escaped ``inner``)."""
     c = f' class="{cls}"' if cls else ""
-    return f'<form method="{method}" action="{e(action)}"{c}>{inner}</form>'
+    return f'<form method="{method}" action="{html_escape(action)}"{c}>{inner}</form>'
 
 
 def button(label: str, name: str = "", value: str = "") -> str:
-    attrs = f' name="{e(name)}" value="{e(value)}"' if name else ""
-    return f'<button type="submit"{attrs}>{e(label)}</button>'
+    attrs = f' name="{html_escape(name)}" value="{html_escape(value)}"' if name else ""
+    return f'<button type="submit"{attrs}>{html_escape(label)}</button>'
 
 
 def hidden(name: str, value: Any) -> str:
-    return f'<input type="hidden" name="{e(name)}" value="{e(value)}">'
+    return f'<input type="hidden" name="{html_escape(name)}" value="{html_escape(value)}">'
 
 
 def text_input(name: str, label: str, value: str = "", kind: str = "text") -> str:
     """A labelled input; ``aria-label`` carries the label so element extraction can name the field."""
     return (
-        f'<label>{e(label)} <input type="{kind}" name="{e(name)}" aria-label="{e(label)}" '
-        f'value="{e(value)}"></label>'
+        f'<label>{html_escape(label)} <input type="{kind}" name="{html_escape(name)}" aria-label="{html_escape(label)}" '
+        f'value="{html_escape(value)}"></label>'
     )
 
 
 def select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str = "") -> str:
     opts = "".join(
-        f'<option value="{e(v)}"{" selected" if v == chosen else ""}>{e(t)}</option>' for v, t in options
+        f'<option value="{html_escape(v)}"{" selected" if v == chosen else ""}>{html_escape(t)}</option>' for v, t in options
     )
-    return f'<label>{e(label)} <select name="{e(name)}" aria-label="{e(label)}">{opts}</select></label>'
+    return f'<label>{html_escape(label)} <select name="{html_escape(name)}" aria-label="{html_escape(label)}">{opts}</select></label>'
 
 
 def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{html_escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html_escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
