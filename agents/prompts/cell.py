@@ -1,0 +1,58 @@
+"""Cell-number answers for grid-of-cells grounding (``ClickGrid-v0``): the model names a cell, not a point.
+
+A model that has never seen the GUI-R1 JSON (a tiny one from random initialisation) cannot write a click,
+but it emits digits often enough to be rewarded; naming one of ``rows * cols`` cells makes the env's nine
+answers reachable, so the learning tests measure learning rather than format discovery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agents.prompts.formats import Conversation, PromptContext
+from gui_envs.actions import Action, ParseError
+
+
+@dataclass
+class CellFormat:
+    """Ask for a cell number; read the first digit ``1 .. rows * cols`` of the answer as a click at its centre.
+
+    The click is in screenshot pixels: the screenshot is split into ``rows x cols`` equal cells, numbered in
+    reading order. An answer without such a digit does not parse (``ParseError`` code ``no_cell``).
+
+    Attributes:
+        rows: grid rows.
+        cols: grid columns.
+        name: format name in logs.
+    """
+
+    rows: int = 3
+    cols: int = 3
+    name: str = "cell"
+
+    def messages(self, ctx: PromptContext) -> Conversation:
+        return [{"role": "user", "content": f"{ctx.instruction}. Cell number:"}]
+
+    def parse(self, text: str, observation: Any) -> tuple[Action | None, ParseError | None]:
+        """The click at the named cell's centre (pixels), or the parse error. Never raises.
+
+        >>> import numpy as np
+        >>> CellFormat().parse("x2", {"screenshot": np.zeros((96, 96, 3), np.uint8)})[0].point
+        (47.5, 15.5)
+        """
+        n = self.rows * self.cols
+        k = next((int(ch) for ch in str(text) if ch.isdigit() and 1 <= int(ch) <= n), None)
+        if k is None:
+            return None, ParseError("no_cell", f"no cell number 1-{n} in the answer")
+        shot = observation.get("screenshot") if isinstance(observation, dict) else None
+        if shot is None:
+            return None, ParseError("no_screen", "the observation has no screenshot to place the cell on")
+        h, w = int(shot.shape[0]), int(shot.shape[1])
+        ch, cw = h / self.rows, w / self.cols
+        r, c = divmod(k - 1, self.cols)
+        return Action.click(c * cw + (cw - 1) / 2, r * ch + (ch - 1) / 2), None
+
+    def describe(self, action: Any) -> str:
+        return action.to_json() if isinstance(action, Action) else "invalid action"
+
