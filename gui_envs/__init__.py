@@ -24,7 +24,7 @@ register_env(
 register_env(
     "ClickGrid-v0",
     "gui_envs.grid.click_grid:ClickGridEnv",
-    "One-step grounding on a 3x3 grid of numbered cells drawn in numpy ('click cell k'); 9 answers, no browser.",
+    "One-step grounding on a 3x3 grid of lettered cells drawn in numpy ('click cell c'); 9 answers, no browser.",
 )
 
 # ----- web (Playwright + Chromium; `pip install guigym[web]`) ------------------------------------------------

@@ -115,9 +115,10 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     out: dict[str, Any] = {}
     for name in FILES:
+        if not (path / name).is_file():
+            raise CheckpointError(f"checkpoint file {str(path / name)!r} is missing; the checkpoint is incomplete")
+    for name in FILES:
         f = path / name
-        if not f.is_file():
-            raise CheckpointError(f"checkpoint file {str(f)!r} is missing; the checkpoint is incomplete")
         try:
             if name.endswith(".json"):
                 out["state"] = json.loads(f.read_text())

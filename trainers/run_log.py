@@ -9,18 +9,18 @@ from typing import Any
 
 
 class RunLog:
-    """Append-only ``metrics.jsonl``; on resume, records at or after the resume step are dropped first,
+    """Append-only ``metrics.jsonl``; on resume, records of steps after the checkpoint are dropped first,
     so the log never holds a step twice.
 
     Args:
         path: the JSONL file.
-        start_step: the first step this process will log.
+        start_step: steps already completed (records carry the 1-based ``step``; those ``<= start_step`` stay).
     """
 
     def __init__(self, path: str | Path, start_step: int = 0) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        kept = [r for r in read_log(self.path) if r.get("step", -1) < start_step] if self.path.exists() else []
+        kept = [r for r in read_log(self.path) if r.get("step", -1) <= start_step] if self.path.exists() else []
         self.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
 
     def write(self, record: dict[str, Any]) -> None:

@@ -1,8 +1,8 @@
-"""Cell-number answers for grid-of-cells grounding (``ClickGrid-v0``): the model names a cell, not a point.
+"""Cell-letter answers for grid-of-cells grounding (``ClickGrid-v0``): the model names a cell, not a point.
 
-A model that has never seen the GUI-R1 JSON (a tiny one from random initialisation) cannot write a click,
-but it emits digits often enough to be rewarded; naming one of ``rows * cols`` cells makes the env's nine
-answers reachable, so the learning tests measure learning rather than format discovery.
+A model that has never seen the GUI-R1 JSON (a tiny one from random initialisation) cannot write a click.
+Naming one of ``rows * cols`` cells by its letter makes the env's nine answers reachable from the first
+step, so the learning tests measure learning, not format discovery.
 """
 
 from __future__ import annotations
@@ -13,13 +13,17 @@ from typing import Any
 from agents.prompts.formats import Conversation, PromptContext
 from gui_envs.actions import Action, ParseError
 
+#: Cell labels in reading order (the same as ``gui_envs.grid.click_grid.LABELS``).
+LABELS = "abcdefghi"
+
 
 @dataclass
 class CellFormat:
-    """Ask for a cell number; read the first digit ``1 .. rows * cols`` of the answer as a click at its centre.
+    """Ask for a cell letter; read the first letter ``a .. LABELS[rows * cols - 1]`` of the answer (any case)
+    as a click at that cell's centre.
 
-    The click is in screenshot pixels: the screenshot is split into ``rows x cols`` equal cells, numbered in
-    reading order. An answer without such a digit does not parse (``ParseError`` code ``no_cell``).
+    The click is in screenshot pixels: the screenshot is split into ``rows x cols`` equal cells, lettered in
+    reading order. An answer without such a letter does not parse (``ParseError`` code ``no_cell``).
 
     Attributes:
         rows: grid rows.
@@ -32,19 +36,19 @@ class CellFormat:
     name: str = "cell"
 
     def messages(self, ctx: PromptContext) -> Conversation:
-        return [{"role": "user", "content": f"{ctx.instruction}. Cell number:"}]
+        return [{"role": "user", "content": f"{ctx.instruction}. Cell:"}]
 
     def parse(self, text: str, observation: Any) -> tuple[Action | None, ParseError | None]:
         """The click at the named cell's centre (pixels), or the parse error. Never raises.
 
         >>> import numpy as np
-        >>> CellFormat().parse("x2", {"screenshot": np.zeros((96, 96, 3), np.uint8)})[0].point
+        >>> CellFormat().parse("xB!", {"screenshot": np.zeros((96, 96, 3), np.uint8)})[0].point
         (47.5, 15.5)
         """
-        n = self.rows * self.cols
-        k = next((int(ch) for ch in str(text) if ch.isdigit() and 1 <= int(ch) <= n), None)
+        labels = LABELS[: self.rows * self.cols]
+        k = next((labels.index(ch) + 1 for ch in str(text).lower() if ch in labels), None)
         if k is None:
-            return None, ParseError("no_cell", f"no cell number 1-{n} in the answer")
+            return None, ParseError("no_cell", f"no cell letter {labels[0]}-{labels[-1]} in the answer")
         shot = observation.get("screenshot") if isinstance(observation, dict) else None
         if shot is None:
             return None, ParseError("no_screen", "the observation has no screenshot to place the cell on")
@@ -55,4 +59,3 @@ class CellFormat:
 
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"
-

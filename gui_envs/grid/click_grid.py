@@ -1,4 +1,4 @@
-"""``ClickGrid-v0``: one-step grounding on a 3x3 grid of numbered cells, drawn without a browser.
+"""``ClickGrid-v0``: one-step grounding on a 3x3 grid of lettered cells, drawn without a browser.
 
 The smallest GUI env there is: nine distinct correct answers, no Chromium, microseconds per step. Trainers
 use it to show that learning happens (a tiny random policy on CPU), and the SSL / SCA reward comparison runs
@@ -16,6 +16,8 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
 
+#: Cell labels in reading order.
+LABELS = "abcdefghi"
 #: Characters an action string may hold (the env parses JSON / GUI-R1 text; anything else is malformed).
 _CHARSET = string.printable
 _PALETTE = np.array(
@@ -31,8 +33,8 @@ class ClickGridEnv(gym.Env[dict[str, Any], Any]):
     ## Observation
 
     ``Dict``: ``screenshot`` (H, W, 3) uint8 with ``H = rows * cell_px`` and ``W = cols * cell_px`` pixels,
-    each cell a flat colour with a 1-pixel dark border; ``instruction`` (str): ``"click cell k"`` with the
-    cells numbered ``1 .. rows * cols`` in reading order (left to right, top to bottom).
+    each cell a flat colour with a 1-pixel dark border; ``instruction`` (str): ``"click cell c"`` with the
+    cells lettered ``a, b, c, ...`` in reading order (left to right, top to bottom).
 
     ## Action
 
@@ -51,7 +53,7 @@ class ClickGridEnv(gym.Env[dict[str, Any], Any]):
     ## Privileged (:mod:`gui_envs.privileged`)
 
     ``target_bbox``: ``[x0, y0, x1, y1]`` pixels of the target cell (inclusive); ``target_element``: its
-    number. The reward wrappers (``ssl``, ``binary``, ``continuous``) and SCA read the box from there.
+    number ``k`` (1-based; letter ``LABELS[k - 1]``). The reward wrappers (``ssl``, ``binary``, ``continuous``) and SCA read the box from there.
 
     ## Version history
 
@@ -127,7 +129,7 @@ class ClickGridEnv(gym.Env[dict[str, Any], Any]):
         return self._screen.copy() if self.render_mode == "rgb_array" else None
 
     def _obs(self) -> dict[str, Any]:
-        return {"screenshot": self._screen.copy(), "instruction": f"click cell {self.target}"}
+        return {"screenshot": self._screen.copy(), "instruction": f"click cell {LABELS[self.target - 1]}"}
 
     def _draw(self) -> np.ndarray:
         s = self.cell_px
