@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from rewards.advantage import group_advantage
 from rewards import SCAConfig, spatial_credit_batch
+from rewards.advantage import group_advantage
 
 
 class UnknownEstimatorError(ValueError):

@@ -39,7 +39,6 @@ from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
 from trainers.run_log import RunLog, plot_curve
 
-
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
 
 
