@@ -34,7 +34,13 @@ from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
 from trainers.grpo_config import GRPOConfig
-from trainers.policy import apply_lora, completion_logprobs, encode_batch, trainable_state
+from trainers.policy import (
+    apply_lora,
+    completion_logprobs,
+    encode_batch,
+    resolve_output_format,
+    trainable_state,
+)
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
 from trainers.run_log import RunLog, plot_curve
@@ -177,11 +183,7 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     """The policy: an :class:`agents.hf_agent.HFAgent` with the config's format and sampling."""
     from agents.hf_agent import HFAgent
 
-    fmt: Any = config.output_format
-    if fmt == "cell":
-        from agents.prompts.cell import CellFormat
-
-        fmt = CellFormat(config.env_kwargs.get("rows", 3), config.env_kwargs.get("cols", 3))
+    fmt = resolve_output_format(config.output_format, config.env_kwargs)
     dtype = getattr(torch, config.dtype) if config.dtype else None
     return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
                    top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype)  # fmt: skip

@@ -101,6 +101,17 @@ def completion_logprobs(
     return logp, entropy
 
 
+def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
+    """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
+    from ``kwargs``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
+    if name == "cell":
+        from agents.prompts.cell import CellFormat
+
+        kwargs = kwargs or {}
+        return CellFormat(int(kwargs.get("rows", 3)), int(kwargs.get("cols", 3)))
+    return name
+
+
 def apply_lora(model: Any, r: int, alpha: int, target_modules: str | list[str]) -> Any:
     """Wrap ``model`` with a trainable LoRA adapter (``peft``); the base weights are frozen."""
     try:

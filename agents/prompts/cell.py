@@ -57,5 +57,20 @@ class CellFormat:
         r, c = divmod(k - 1, self.cols)
         return Action.click(c * cw + (cw - 1) / 2, r * ch + (ch - 1) / 2), None
 
+    def answer_text(self, action: Action, observation: Any) -> str:
+        """The answer that parses back to ``action``: the letter of the cell its point lies in (for SFT targets).
+
+        >>> import numpy as np
+        >>> CellFormat().answer_text(Action.click(50, 20), {"screenshot": np.zeros((96, 96, 3), np.uint8)})
+        'b'
+        """
+        shot = observation.get("screenshot") if isinstance(observation, dict) else None
+        if action.point is None or shot is None:
+            raise ValueError("CellFormat.answer_text needs a click with a point and the observation's screenshot")
+        h, w = int(shot.shape[0]), int(shot.shape[1])
+        r = min(self.rows - 1, max(0, int(action.point[1] // (h / self.rows))))
+        c = min(self.cols - 1, max(0, int(action.point[0] // (w / self.cols))))
+        return LABELS[r * self.cols + c]
+
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"
