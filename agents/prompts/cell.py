@@ -36,7 +36,10 @@ class CellFormat:
     name: str = "cell"
 
     def messages(self, ctx: PromptContext) -> Conversation:
-        return [{"role": "user", "content": f"{ctx.instruction}. Cell:"}]
+        text = f"{ctx.instruction}. Cell:"
+        if ctx.with_image:  # a VLM sees the screenshot before the question
+            return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+        return [{"role": "user", "content": text}]
 
     def parse(self, text: str, observation: Any) -> tuple[Action | None, ParseError | None]:
         """The click at the named cell's centre (pixels), or the parse error. Never raises.

@@ -62,3 +62,16 @@ def test_trainer_logprobs_equal_the_samplers(tiny_lm_path: Path) -> None:
         logp, _ = completion_logprobs(gen.model, batch)
     for i, g in enumerate(flat):
         torch.testing.assert_close(logp[i, : len(g.logprobs)], torch.tensor(g.logprobs), atol=1e-4, rtol=1e-4)
+
+
+def test_vlm_policy_sees_the_screenshot(tmp_path: Path) -> None:
+    from tests.agents.tiny_models import build_qwen2_vl, image_only_qwen2_vl_processor_class
+
+    torch.set_num_threads(1)
+    image_only_qwen2_vl_processor_class()  # the CPU test env lacks torchvision for the video half
+    vlm = build_qwen2_vl(tmp_path / "vlm")
+    # Too small a step to move the policy: the trainer's recomputed log-probs (images, M-RoPE positions)
+    # must reproduce the sampler's, so the ratio stays 1.
+    hist = train(_config(vlm, tmp_path / "run", temperature=0.8, learning_rate=1e-9, epochs=2))["history"]
+    assert all(r["ratio_mean"] == pytest.approx(1.0, abs=1e-3) for r in hist)
+    assert all(r["completion_len"] > 0 for r in hist)
