@@ -338,8 +338,10 @@ def update(
         return encode_batch(gen, [samples[r].prompt for r in rows], [samples[r].token_ids for r in rows],
                             [images[r] for r in rows] if images else None)  # fmt: skip
 
-    everything = list(range(len(samples)))
-    full = encode(everything)
+    full = encode(list(range(len(samples))))
+    # Text batches are tokenised once and sliced by row; image tensors do not slice by sample, so a VLM's
+    # mini-batches are encoded afresh.
+    rows_of = encode if images else full.select
     t_max = full.completion_ids.shape[1]
     # Old log-probs: the sampler's own when it drew from softmax(logits) untouched, else recomputed.
     if untempered and all(s.logprobs is not None for s in samples):
@@ -369,7 +371,7 @@ def update(
         perm = torch.randperm(len(samples)).tolist()
         for k in range(0, len(samples), size):
             rows = perm[k : k + size]
-            mb = encode(rows)
+            mb = rows_of(rows)
             t = mb.completion_ids.shape[1]
             logp, ent = completion_logprobs(model, mb, config.temperature, with_entropy=True)  # (b, T)
             loss, st = grpo_loss(

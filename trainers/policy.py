@@ -31,10 +31,13 @@ class TokenBatch:
     completion_mask: torch.Tensor
     prompt_len: int
 
-    def select(self, rows: Sequence[int] | torch.Tensor) -> TokenBatch:
-        """The sub-batch of ``rows`` (image tensors of a VLM are kept whole: select before encoding there)."""
-        idx = torch.as_tensor(rows, dtype=torch.long)
-        inputs = {k: (v[idx] if k in ("input_ids", "attention_mask", "position_ids") else v) for k, v in self.inputs.items()}
+    def select(self, rows: Sequence[int]) -> TokenBatch:
+        """The sub-batch of ``rows`` of a text batch (a VLM's image tensors do not split by row: encode those
+        samples instead)."""
+        if set(self.inputs) - {"input_ids", "attention_mask", "position_ids"}:
+            raise ValueError("select() splits text batches only; encode a VLM's mini-batch with encode_batch")
+        idx = torch.as_tensor(list(rows), dtype=torch.long, device=self.completion_ids.device)
+        inputs = {k: v[idx] for k, v in self.inputs.items()}
         return TokenBatch(inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len)
 
 
