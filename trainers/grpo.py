@@ -32,7 +32,7 @@ import torch
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
 from trainers.grpo_config import GRPOConfig
 from trainers.policy import (
     apply_lora,
@@ -230,10 +230,14 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
     start = 0
     if config.resume:
-        ckpt = load_checkpoint(latest_checkpoint(out_dir))
+        path = latest_checkpoint(out_dir)
+        ckpt = load_checkpoint(path)
         missing = set(trainable_state(gen.model)) - set(ckpt["model"])
         if missing:
-            raise RuntimeError(f"checkpoint model.pt lacks {sorted(missing)[:3]}...: was it saved by another config?")
+            raise CheckpointError(
+                f"{str(path / 'model.pt')!r} lacks {sorted(missing)[:3]}: it was saved by another model or LoRA "
+                "setting; resume with the config that wrote it"
+            )
         gen.model.load_state_dict(ckpt["model"], strict=False)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
