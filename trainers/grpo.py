@@ -32,7 +32,13 @@ import torch
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
-from trainers.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    set_rng_state,
+)
 from trainers.grpo_config import GRPOConfig
 from trainers.policy import (
     apply_lora,
