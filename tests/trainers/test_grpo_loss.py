@@ -76,18 +76,21 @@ def test_dr_grpo_advantage() -> None:
 
 
 def test_sca_all_miss_prox_by_hand() -> None:
-    # Box centred at 0 with half-size 10: misses at 2 and 4 half-sizes, p = 1/3 and 1/5, mean 4/15.
+    # Box centred at 0 with half-size 10: misses at 2 and 4 half-sizes, p = 1/3 and 1/5, mean 4/15, population
+    # spread 1/15. Prox credit (seed 001 App. D.1) = prox_scale * spread * (p - mean) / spread
+    # = 0.5 * (+-1/15) = +-1/30 (SCAConfig's default prox_scale 0.5).
     batch = GroupBatch(np.zeros((1, 2)), coords=np.array([[[20.0, 0.0], [40.0, 0.0]]]), boxes=np.array([[-10, -10, 10, 10.0]]))
-    np.testing.assert_allclose(get_estimator("sca")(batch), [[1 / 3 - 4 / 15, 1 / 5 - 4 / 15]], atol=1e-9)
+    np.testing.assert_allclose(get_estimator("sca")(batch), [[1 / 30, -1 / 30]], atol=1e-5)
 
 
 def test_sca_no_valid_click_falls_back_to_the_ordinary_advantage() -> None:
     nan = np.full((2, 4, 2), np.nan)
     # Group 0: every click invalid and every reward 0 -> 0. Group 1: invalid clicks with a success -> GRPO
-    # advantage with SCAConfig's sample std: mean 0.25, std sqrt(0.75 / 3) = 0.5.
+    # advantage with the population std (seed 001, 4.1): mean 0.25, std sqrt(0.75 / 4) = 0.4330127;
+    # 0.75 / 0.4330127 = 1.7320508 and -0.25 / 0.4330127 = -0.5773503.
     rewards = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]])
     adv = get_estimator("sca")(GroupBatch(rewards, coords=nan, boxes=np.array([[0, 0, 10, 10.0]] * 2)))
-    np.testing.assert_allclose(adv, [[0, 0, 0, 0], [1.5, -0.5, -0.5, -0.5]], atol=1e-5)
+    np.testing.assert_allclose(adv, [[0, 0, 0, 0], [1.7320508, -0.5773503, -0.5773503, -0.5773503]], atol=1e-4)
 
 
 def test_unknown_estimator_is_a_clear_error() -> None:
