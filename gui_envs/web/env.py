@@ -21,6 +21,7 @@ from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHan
 from gui_envs.web.sites.base import Request, Response, SiteState
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 from gui_envs.web.tasks.base import OracleError
+from gui_envs.verifiers.facts import web_record
 
 logger = logging.getLogger(__name__)
 
@@ -517,6 +518,7 @@ class GuiWebEnv(WebEnvBase):
             "reference_answer": self.task.reference_answer,
             "target_bbox": self._target_bbox(),
             "oracle_error": self._oracle_error,
+            "verifier_record": web_record(self.states, observation.public_elements(self._view, self.viewport), self._view.url),
         }
 
 
