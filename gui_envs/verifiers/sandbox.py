@@ -372,7 +372,7 @@ def run_label_functions(
             continue
         data = view.to_json()
         key = f"{id(view)}-{os.getpid()}-{time.monotonic_ns()}"
-        jobs = [(code, key, data) for code, check in zip(codes, checks) if check is None]
+        jobs = [(code, key, data) for code, check in zip(codes, checks, strict=True) if check is None]
         ran = iter(_POOL.run(jobs, timeout_s))
         out.append([Verdict(None, check) if check is not None else next(ran) for check in checks])
     return out

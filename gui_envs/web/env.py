@@ -15,13 +15,13 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.verifiers.facts import web_record
 from gui_envs.web import executor, observation
 from gui_envs.web.observation import CHARSET, PageView
 from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHandles
 from gui_envs.web.sites.base import Request, Response, SiteState
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 from gui_envs.web.tasks.base import OracleError
-from gui_envs.verifiers.facts import web_record
 
 logger = logging.getLogger(__name__)
 
