@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from gui_envs.verifiers import Crashed, Rejected, TimedOut, check_source, run_label_function, run_label_functions
+from gui_envs.verifiers import (
+    Crashed,
+    Rejected,
+    TimedOut,
+    check_source,
+    run_label_function,
+    run_label_functions,
+)
 from gui_envs.verifiers.sandbox import _POOL
 from tests.gui_envs.verifiers.helpers import wishlist_view
 
