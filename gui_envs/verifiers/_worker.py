@@ -70,7 +70,7 @@ def main():
                 "trajectory": view,
                 "stop_page_url": view.stop_page_url,
             }
-            api.CALL_LOG.clear()
+            api.start_log()
             exec(code, namespace)
             result = namespace.get("result")
             if not isinstance(result, bool):

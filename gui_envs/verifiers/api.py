@@ -26,9 +26,12 @@ occurs in the actual one as a whole-word substring: not preceded or followed by 
 (``"Almonds"`` matches ``"Crunchy Almonds | $4.99"``, ``"4"`` does not match ``"42"``). An empty expected string
 matches only an empty actual one. Tags compare equal after normalisation (``"A"`` is ``"a"``).
 
-**Match steps**: each validator also records *when* it passed, for the strategy graph's temporal order
-(section 3.2): an action validator the indices of its matching steps; a state validator the one index ``t``
-from which its fact holds until the end (the fact holds after step ``t``; ``-1`` when it held from the start).
+**Match steps and order**: each validator also records *when* it passed, for the strategy graph's temporal
+order (section 3.2): an action validator the indices of its matching steps; a state validator the one index
+``t`` from which its fact holds until the end (the fact holds after step ``t``; ``-1`` when it held from the
+start). Within one label function the calls are key steps in order: a call passes only on matches at or after
+the first match of the previous passing call (so a function with two calls fails on a trajectory that did
+the second thing before the first).
 """
 
 from __future__ import annotations
@@ -230,9 +233,23 @@ def view_of(trajectory: Any) -> TrajectoryView:
 CALL_LOG: list[tuple[str, bool, tuple[int, ...]]] = []
 
 
+#: The earliest step the next validator call may match: the calls of one label function are key steps in
+#: temporal order ("check each API call condition sequentially", App. B), so each call only counts matches at or
+#: after the first match of the call before it.
+_CURSOR = [-(10**9)]
+
+
+def start_log() -> None:
+    """Forget the previous label function's calls (the sandbox calls this before each function)."""
+    CALL_LOG.clear()
+    _CURSOR[0] = -(10**9)
+
+
 def _record(name: str, steps: Iterable[int]) -> bool:
-    found = tuple(steps)
+    found = tuple(sorted(t for t in steps if t >= _CURSOR[0]))
     CALL_LOG.append((name, bool(found), found))
+    if found:
+        _CURSOR[0] = found[0]
     return bool(found)
 
 

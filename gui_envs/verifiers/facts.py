@@ -11,8 +11,8 @@ A label function never touches a live browser or device (seed 002, section 3.1: 
   (``shop.wishlist``, ``forum.comments``, ``clock.alarms``, ``settings.values``...). Each record is one
   **description string** that names every field a task can change, so that "added", "removed" and "edited"
   all read as a description appearing or disappearing (an edit removes the old description and adds the new
-  one). The catalogue itself (products, recipes, other users' listings) is not user-editable by the bundled
-  tasks... except where a task edits it, which is why listings and posts are included.
+  one). Read-only catalogues (products, recipes) are left out; listings and posts are in, because tasks edit
+  and delete them.
 * ``elements``: the observation's element records (id, text, tag, role, type, bbox in screenshot pixels,
   clickable), trimmed to those fields; the view resolves each action's target element from them.
 * ``location``: the page URL (web) or ``package/activity`` (phone).
@@ -112,6 +112,11 @@ PHONE_QUERIES: tuple[tuple[str, str, str], ...] = (
         "SELECT e.name || ' | ' || printf('%d.%02d', e.amount_cents / 100, e.amount_cents % 100) || ' | '"
         " || IFNULL(e.category, '') || ' | ' || IFNULL(a.name, '') FROM expenses e"
         " LEFT JOIN accounts a ON a.id = e.account_id ORDER BY e.id",
+    ),
+    (
+        "com.guigym.expenses",
+        "expenses.opened_account",
+        "SELECT a.name FROM prefs p JOIN accounts a ON CAST(a.id AS TEXT) = p.value WHERE p.key = 'last_account'",
     ),
     (
         "com.guigym.notes",
