@@ -261,8 +261,12 @@ class _Worker:
         self.sent: set[str] = set()
         self.lock = threading.Lock()
         self.counter = 0
+        self.pid = os.getpid()
 
     def start(self) -> subprocess.Popen[str]:
+        if self.proc is not None and self.pid != os.getpid():
+            # A forked copy of the host (a trainer's worker) must not share the parent's pipes: start its own.
+            self.proc, self.sent = None, set()
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.proc = subprocess.Popen(
@@ -275,11 +279,11 @@ class _Worker:
                 text=True,
                 close_fds=True,
             )
-            self.sent = set()
+            self.sent, self.pid = set(), os.getpid()
         return self.proc
 
     def stop(self) -> None:
-        if self.proc is not None:
+        if self.proc is not None and self.pid == os.getpid():
             if self.proc.poll() is None:
                 self.proc.kill()
             self.proc.wait()

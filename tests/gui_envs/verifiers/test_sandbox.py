@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,20 @@ def test_a_batch_keeps_order_and_isolates_bad_functions() -> None:
     out = run_label_functions([GOOD, bad, wrong], [wishlist_view(), wishlist_view(click=False)])
     assert [v.passed for v in out[0]] == [True, None, False]
     assert [v.passed for v in out[1]] == [False, None, False]
+
+
+def _verdict_in_child(queue: Any) -> None:
+    queue.put(run_label_function(GOOD, wishlist_view()).passed)
+
+
+def test_a_forked_host_gets_its_own_worker() -> None:
+    import multiprocessing
+
+    assert run_label_function(GOOD, wishlist_view()).passed is True  # the parent's worker is running
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_verdict_in_child, args=(queue,))
+    child.start()
+    assert queue.get(timeout=20) is True
+    child.join(20)
+    assert run_label_function(GOOD, wishlist_view(item="Spicy Pretzels")).passed is False
