@@ -239,6 +239,8 @@ class StrategyGraph:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
+        import textwrap
+
         depth = {v: 0 for v in self.codes}
         for _ in range(len(self.codes)):
             for u, v in self.edges:
@@ -246,17 +248,21 @@ class StrategyGraph:
         columns: dict[int, list[int]] = {}
         for v in sorted(self.codes):
             columns.setdefault(depth[v], []).append(v)
-        pos = {v: (d * 3.0, -row * 1.6) for d, vs in columns.items() for row, v in enumerate(vs)}
-        width = 3.0 * (max(columns, default=0) + 1) + 1
-        height = 1.6 * max((len(vs) for vs in columns.values()), default=1) + 1
-        fig, ax = plt.subplots(figsize=(max(4.0, width * 1.2), max(2.5, height * 1.2)))
-        for u, v in self.edges:
-            ax.annotate("", xy=pos[v], xytext=pos[u], arrowprops={"arrowstyle": "->", "color": "0.4"})
+        # Axis units are inches at this scale: columns 2.6 in apart, rows 1.2 in; labels wrap at 30 characters.
+        pos = {v: (d * 2.6, -row * 1.2) for d, vs in columns.items() for row, v in enumerate(vs)}
+        ncols, nrows = max(columns, default=0) + 1, max((len(vs) for vs in columns.values()), default=1)
+        fig, ax = plt.subplots(figsize=(2.6 * ncols + 0.4, 1.2 * nrows + 0.4))
+        boxes = {}
         for v, (x, y) in pos.items():
-            ax.text(x, y, f"{v}: {call_label(self.codes[v])}", ha="center", va="center", fontsize=7,
-                    bbox={"boxstyle": "round", "fc": "#e8f0fe", "ec": "#2e6fd8"})
-        ax.set_xlim(-2, width)
-        ax.set_ylim(-height, 1)
+            label = "\n".join(textwrap.fill(line, 30) for line in call_label(self.codes[v]).splitlines())
+            boxes[v] = ax.text(x, y, f"{v}: {label}", ha="center", va="center", fontsize=7,
+                               bbox={"boxstyle": "round", "fc": "#e8f0fe", "ec": "#2e6fd8"})
+        fig.canvas.draw()  # lays the boxes out, so each arrow is clipped at its two boxes' edges
+        for u, v in self.edges:
+            ax.annotate("", xy=pos[v], xytext=pos[u], arrowprops={
+                "arrowstyle": "-|>", "color": "0.3", "patchA": boxes[u].get_bbox_patch(), "patchB": boxes[v].get_bbox_patch()})
+        ax.set_xlim(-1.3, 2.6 * ncols - 1.3)
+        ax.set_ylim(-1.2 * nrows + 0.6, 0.6)
         ax.axis("off")
         out = Path(path)
         fig.savefig(out, dpi=100, bbox_inches="tight")
