@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -239,7 +240,6 @@ class StrategyGraph:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        import textwrap
 
         depth = {v: 0 for v in self.codes}
         for _ in range(len(self.codes)):
