@@ -40,7 +40,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 #: Action types that count as a click for :func:`validate_click_action`.
@@ -112,7 +112,7 @@ class TrajectoryView:
         return {
             "instruction": self.instruction,
             "task": self.task,
-            "steps": [asdict(s) for s in self.steps],
+            "steps": [dict(vars(s)) for s in self.steps],
             "locations": list(self.locations),
             "states": [{k: list(v) for k, v in s.items()} for s in self.states],
         }

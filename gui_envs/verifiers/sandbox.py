@@ -262,11 +262,12 @@ class _Worker:
         self.lock = threading.Lock()
         self.counter = 0
         self.pid = os.getpid()
+        self.buffer = b""
 
     def start(self) -> subprocess.Popen[str]:
         if self.proc is not None and self.pid != os.getpid():
             # A forked copy of the host (a trainer's worker) must not share the parent's pipes: start its own.
-            self.proc, self.sent = None, set()
+            self.proc, self.sent, self.buffer = None, set(), b""
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.proc = subprocess.Popen(
@@ -279,7 +280,7 @@ class _Worker:
                 text=True,
                 close_fds=True,
             )
-            self.sent, self.pid = set(), os.getpid()
+            self.sent, self.pid, self.buffer = set(), os.getpid(), b""
         return self.proc
 
     def stop(self) -> None:
@@ -290,54 +291,88 @@ class _Worker:
             for stream in (self.proc.stdin, self.proc.stdout):
                 if stream is not None:
                     stream.close()
-        self.proc, self.sent = None, set()
-
-    def _send(self, message: dict[str, Any]) -> None:
-        proc = self.start()
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(message, separators=(",", ":")) + "\n")
-        proc.stdin.flush()
+        self.proc, self.sent, self.buffer = None, set(), b""
 
     def _read(self, deadline: float) -> dict[str, Any] | None:
+        """The worker's next reply line, or ``None`` at ``deadline`` (replies may arrive several at once, so
+        they are split from a buffer of our own: a buffered reader would hide lines from ``select``)."""
         proc = self.proc
         assert proc is not None and proc.stdout is not None
-        while True:
+        while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
             ready, _, _ = select.select([proc.stdout], [], [], left)
             if ready:
-                line = proc.stdout.readline()
-                if not line:
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
                     raise EOFError("the worker exited")
-                return json.loads(line)
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
 
     def run(self, jobs: Sequence[tuple[str, str, dict[str, Any]]], timeout_s: float) -> list[Verdict]:
-        """Run ``(code, view key, view json)`` jobs in order, each under ``timeout_s`` seconds."""
+        """Run ``(code, view key, view json)`` jobs in order, each under ``timeout_s`` seconds.
+
+        The jobs of one view are sent together and their verdicts read back one by one, each within
+        ``timeout_s`` of the previous one; after a time-out or a crash the worker is replaced and the jobs
+        not yet judged are sent again.
+        """
         out: list[Verdict] = []
         with self.lock:
-            for code, key, view in jobs:
-                out.append(self._one(code, key, view, timeout_s))
+            start = 0
+            while start < len(jobs):
+                key = jobs[start][1]
+                stop = start
+                while stop < len(jobs) and jobs[stop][1] == key:
+                    stop += 1
+                out.extend(self._group(jobs[start:stop], timeout_s))
+                start = stop
         return out
 
-    def _one(self, code: str, key: str, view: dict[str, Any], timeout_s: float) -> Verdict:
-        try:
-            if len(self.sent) > 256:
-                self._send({"forget": True})
-                self.sent = set()
-            if key not in self.sent:
-                self._send({"key": key, "view": view})
-                self.sent.add(key)
+    def _group(self, jobs: Sequence[tuple[str, str, dict[str, Any]]], timeout_s: float) -> list[Verdict]:
+        out: list[Verdict] = []
+        while len(out) < len(jobs):
+            pending = jobs[len(out) :]
+            try:
+                first_id = self._send_group(pending)
+                for offset in range(len(pending)):
+                    reply = self._read(time.monotonic() + timeout_s)
+                    if reply is None:
+                        self.stop()
+                        out.append(Verdict(None, TimedOut(f"no verdict within {timeout_s:g} s; the worker was killed")))
+                        break
+                    verdict = self._verdict(reply, first_id + offset)
+                    out.append(verdict)
+                    if verdict.error is not None and "restarted" in verdict.error.message:
+                        break
+            except (OSError, EOFError, ValueError) as exc:
+                self.stop()
+                out.append(Verdict(None, Crashed(f"the worker died ({type(exc).__name__}); it was restarted")))
+        return out
+
+    def _send_group(self, jobs: Sequence[tuple[str, str, dict[str, Any]]]) -> int:
+        """Send one view (if the worker lacks it) and its jobs in one write; returns the first job's id."""
+        proc = self.start()
+        assert proc.stdin is not None
+        lines = []
+        if len(self.sent) > 256:
+            lines.append({"forget": True})
+            self.sent = set()
+        key, view = jobs[0][1], jobs[0][2]
+        if key not in self.sent:
+            lines.append({"key": key, "view": view})
+            self.sent.add(key)
+        first = self.counter + 1
+        for code, _, _ in jobs:
             self.counter += 1
-            self._send({"id": self.counter, "key": key, "code": code})
-            reply = self._read(time.monotonic() + timeout_s)
-        except (OSError, EOFError, ValueError) as exc:
-            self.stop()
-            return Verdict(None, Crashed(f"the worker died ({type(exc).__name__}); it was restarted"))
-        if reply is None:
-            self.stop()
-            return Verdict(None, TimedOut(f"no verdict within {timeout_s:g} s; the worker was killed"))
-        if reply.get("id") != self.counter:
+            lines.append({"id": self.counter, "key": key, "code": code})
+        proc.stdin.write("".join(json.dumps(m, separators=(",", ":")) + "\n" for m in lines))
+        proc.stdin.flush()
+        return first
+
+    def _verdict(self, reply: dict[str, Any], expected_id: int) -> Verdict:
+        if reply.get("id") != expected_id:
             self.stop()
             return Verdict(None, Crashed("the worker answered out of turn; it was restarted"))
         if "crash" in reply:
