@@ -130,12 +130,16 @@ class StrategyGraph:
             raise GraphCycleError(f"edge {u} -> {v} would close a cycle; drop it or merge the two vertices")
         self.edges.add((u, v))
 
-    def expand(self, new_functions: Sequence[str]) -> list[int]:
-        """Merge ``new_functions`` (one successful trajectory's key steps, in order) as a path; returns its ids.
+    def expand(self, trajectory: Any, new_functions: Sequence[str], timeout_s: float = 2.0) -> list[int]:
+        """Merge ``new_functions`` (the key steps of ``trajectory``, a successful episode, in order) as a path;
+        returns the path's vertex ids, or ``[]`` when ``trajectory`` already passes fully (nothing to learn).
 
         Shared vertices are reused; an edge that would close a cycle is skipped (section 3.2 keeps the graph a
-        DAG), so the merged path may run through a shortcut of the existing order instead.
+        DAG), so the merged path may run through a shortcut of the existing order instead. ``trajectory`` may be
+        ``None`` to merge without the check.
         """
+        if trajectory is not None and self.classify(trajectory, timeout_s).label == "fully":
+            return []
         ids = []
         for code in new_functions:
             vid = self.add_vertex(code)

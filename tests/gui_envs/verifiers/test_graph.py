@@ -25,7 +25,8 @@ def test_two_paths_expand_from_one_to_two() -> None:
     before = graph.classify(browse)
     assert before.label == "partially"
     assert before.best_fraction == 0.0  # the only path starts with the search the browser never made
-    graph.expand([CATEGORY, PRODUCT_CLICK, ADD, IN_WISHLIST])
+    assert graph.expand(two_path_view("search"), [SEARCH, PRODUCT_CLICK, ADD, IN_WISHLIST]) == []  # passes already
+    graph.expand(browse, [CATEGORY, PRODUCT_CLICK, ADD, IN_WISHLIST])
     assert len(graph.codes) == 5  # three vertices shared
     assert StrategyGraph.average_path_count([graph]) == 2.0
     after = graph.classify(browse)
@@ -77,7 +78,7 @@ def test_expand_never_creates_a_cycle() -> None:
     for _ in range(200):
         graph = StrategyGraph.linear(rng.sample(pool, rng.randint(1, 6)))
         for _ in range(rng.randint(1, 5)):
-            graph.expand([rng.choice(pool) for _ in range(rng.randint(1, 8))])
+            graph.expand(None, [rng.choice(pool) for _ in range(rng.randint(1, 8))])
             assert _acyclic(graph)
             assert all(p for p in graph.paths())
 
@@ -94,7 +95,7 @@ def test_a_cycle_edge_is_refused() -> None:
 
 def test_json_round_trip_and_drawing(tmp_path: Path) -> None:
     graph = StrategyGraph.linear([SEARCH, PRODUCT_CLICK, ADD, IN_WISHLIST], task="t")
-    graph.expand([CATEGORY, PRODUCT_CLICK, ADD, IN_WISHLIST])
+    graph.expand(None, [CATEGORY, PRODUCT_CLICK, ADD, IN_WISHLIST])
     graph.save(tmp_path / "g.json")
     again = StrategyGraph.load(tmp_path / "g.json")
     assert again.to_json() == graph.to_json() and again.codes == graph.codes
