@@ -180,6 +180,7 @@ def play(
             outs = _act(agent, observations, [slots[i].history for i in active], [slots[i].traj.instruction for i in active])
         privileged = workers.privileged(active) if record_privileged else {}
         stepped = workers.step({i: out.action for i, out in zip(active, outs, strict=True)})
+        ended: list[int] = []
         for i, out in zip(active, outs, strict=True):
             slot = slots[i]
             obs, reward, terminated, truncated, info = stepped[i]
@@ -190,8 +191,14 @@ def play(
             slot.obs = obs
             if terminated or truncated or len(slot.traj.steps) >= max_steps:
                 slot.active = False
+                ended.append(i)
                 slot.traj.success = bool(info.get("success", False))
                 slot.traj.score = float(info.get("score", 1.0 if slot.traj.success else 0.0))
+        if record_privileged and ended:
+            # The state after the last step, which no step's (before-the-step) record holds: state-based label
+            # functions (gui_envs.verifiers) judge the final app state from it.
+            for i, facts in workers.privileged(ended).items():
+                slots[i].traj.metadata["final_privileged"] = facts
         if bar is not None:
             bar.update(len(active))
     if bar is not None:

@@ -18,6 +18,7 @@ from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTim
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, AndroidTask, OracleError, PhoneState
 from gui_envs.android.tasks.base import PlanStep
+from gui_envs.verifiers.facts import phone_record
 from gui_envs.web.observation import CHARSET, clean_text
 
 logger = logging.getLogger(__name__)
@@ -517,6 +518,7 @@ class GuiAndroidEnv(PhoneEnvBase):
             "reference_answer": self.task.reference_answer if self.task is not None else None,
             "target_bbox": target_bbox,
             "oracle_error": self._oracle_error,
+            "verifier_record": phone_record(getattr(self.backend, "states", {}), self.public_elements(), self._app),
         }
 
 

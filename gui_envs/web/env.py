@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.verifiers.facts import web_record
 from gui_envs.web import executor, observation
 from gui_envs.web.observation import CHARSET, PageView
 from gui_envs.web.session import BrowserSession, BrowserTimeoutError, SessionHandles
@@ -517,6 +518,7 @@ class GuiWebEnv(WebEnvBase):
             "reference_answer": self.task.reference_answer,
             "target_bbox": self._target_bbox(),
             "oracle_error": self._oracle_error,
+            "verifier_record": web_record(self.states, observation.public_elements(self._view, self.viewport), self._view.url),
         }
 
 
