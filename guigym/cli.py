@@ -202,6 +202,16 @@ train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT)."
 app.add_typer(train_app, name="train")
 
 
+def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume: bool) -> Any:
+    """A trainer config from YAML plus ``--set`` overrides; a bad key or value is a CLI usage error."""
+    from trainers.config_io import ConfigError
+
+    try:
+        return cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+    except (ConfigError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
 @train_app.command("grpo")
 def train_grpo(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of GRPOConfig fields.")],
@@ -211,14 +221,10 @@ def train_grpo(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """GRPO with the config's reward and advantage estimator; logs, curve and checkpoints in output_dir."""
-    from trainers.config_io import ConfigError
     from trainers.grpo import train
     from trainers.grpo_config import GRPOConfig
 
-    try:
-        cfg = GRPOConfig.from_yaml(config, [*(overrides or []), *(["resume=true"] if resume else [])])
-    except (ConfigError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    cfg = _load_train_config(GRPOConfig, config, overrides, resume)
     history = train(cfg)["history"]
     if history:
         last = history[-1]
@@ -235,14 +241,10 @@ def train_sft_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """Behaviour cloning on folders of saved trajectories; loss on the answer tokens only."""
-    from trainers.config_io import ConfigError
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
-    try:
-        cfg = SFTConfig.from_yaml(config, [*(overrides or []), *(["resume=true"] if resume else [])])
-    except (ConfigError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    cfg = _load_train_config(SFTConfig, config, overrides, resume)
     history = train_sft(cfg)["history"]
     if history:
         console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
