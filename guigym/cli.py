@@ -5,6 +5,8 @@ guigym run Sudoku-v0 --agent random -n 3      run episodes and print returns and
 guigym run Maze-v0 --agent oracle --record runs/maze --kwarg mode=navigate
 guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json --plot offsets.png
 guigym demo                                   what ``./run demo`` shows
+guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
+guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
 """
 
 from __future__ import annotations
@@ -194,6 +196,59 @@ def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) 
     from guigym.demo import run_demo
 
     run_demo(episodes=episodes, console=console)
+
+
+train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT).")
+app.add_typer(train_app, name="train")
+
+
+def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume: bool) -> Any:
+    """A trainer config from YAML plus ``--set`` overrides; a bad key or value is a CLI usage error."""
+    from trainers.config_io import ConfigError
+
+    try:
+        return cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+    except (ConfigError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+@train_app.command("grpo")
+def train_grpo(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of GRPOConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
+) -> None:
+    """GRPO with the config's reward and advantage estimator; logs, curve and checkpoints in output_dir."""
+    from trainers.grpo import train
+    from trainers.grpo_config import GRPOConfig
+
+    cfg = _load_train_config(GRPOConfig, config, overrides, resume)
+    history = train(cfg)["history"]
+    if history:
+        last = history[-1]
+        console.print(f"step {last['step']}: reward {last['reward_mean']:.3f}, success {last['success_rate']:.3f}")
+    console.print(f"logs, curve and model in {cfg.output_dir}")
+
+
+@train_app.command("sft")
+def train_sft_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of SFTConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
+) -> None:
+    """Behaviour cloning on folders of saved trajectories; loss on the answer tokens only."""
+    from trainers.sft import train_sft
+    from trainers.sft_config import SFTConfig
+
+    cfg = _load_train_config(SFTConfig, config, overrides, resume)
+    history = train_sft(cfg)["history"]
+    if history:
+        console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
+    console.print(f"log, curve and model in {cfg.output_dir}")
 
 
 def main() -> None:

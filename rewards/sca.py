@@ -6,17 +6,21 @@ Routing uses the binary successes (section 4.1):
 * **mixed** -> **Residual**: for each held-out response ``i``, Theil-Sen lines of reward against coordinate
   are fitted on the other ``N - 1`` responses along ``D`` projections of the click; each direction is
   weighted by its nested leave-one-out skill; the weighted prediction at click ``i`` is its *reference*.
-  The credit is the standardised residual ``(y_i - ref_i) / (std(y) + eps)``, blended with the ordinary
-  advantage by a spatial weight ``lambda_i`` in ``[0, 1]``:
-  ``credit_i = (1 - lambda_i) * A_i + lambda_i * (y_i - ref_i) / (std(y) + eps)``.
-  Equivalently the group-mean baseline is replaced, in proportion ``lambda_i``, by the spatial reference.
-* **all miss** -> **Prox**: credit ordered by proximity to the target box, scaled by the spread of the
-  proximity scores (see :mod:`rewards.sca_prox`). With dense rewards an all-miss group still takes Prox
-  credit: routing reads the binary successes, the dense signal feeds the advantage and the Residual fit.
+  The residual ``(y_i - ref_i) / (std(y) + eps)`` is blended with the ordinary advantage by a spatial
+  weight ``lambda_i`` in ``[0, 1]`` and the blend is standardised over the group:
+  ``credit = standardise((1 - lambda) * A + lambda * (y - ref) / (std(y) + eps))``.
+  Before standardising, the group-mean baseline is replaced, in proportion ``lambda_i``, by the spatial
+  reference.
+* **all miss** -> **Prox**: standardised proximity to the target box (the ordering), scaled by the
+  spread of the proximity scores (see :mod:`rewards.sca_prox`). With dense rewards an all-miss group still
+  takes Prox credit: routing reads the binary successes, the dense signal feeds the advantage and the
+  Residual fit.
 
-The credits are not re-standardised after routing: each branch already returns advantage-scaled credit
-(the residual is divided by the same group standard deviation as the advantage), and re-standardising
-would blow near-equidistant Prox credits back up to unit size.
+After routing, one scalar credit per response is standardised over its group (section 4.1): the Residual
+blend is re-centred and divided by its (population) std (:func:`standardise`); Prox standardises the
+proximities and scales them by their spread; all-hit and fallback groups keep the advantage, which is
+standardised already. The credits are plain arrays, so "detached" holds by construction: a trainer wraps
+them in a tensor without a graph before weighting each response's tokens.
 
 Held-out discipline (App. C.2): the reward ``y_i`` never enters ``ref_i``, the direction weights, the skill,
 the quality ``q_i`` or the gate of response ``i``: all of them are computed from the other ``N - 1`` rewards
@@ -80,13 +84,18 @@ def residual_reference(coords: ArrayLike, rewards: ArrayLike, config: SCAConfig)
        training rewards' range widened by ``config.clip_margin`` ranges -> ``pred[i, d]``;
     2. inner (nested) fits: for each ``j != i`` a line on ``{(z_m, y_m) : m != i, j}``, evaluated at ``z_j``
        and clipped likewise -> ``inner[i, j, d]``;
-    3. skill ``s[i, d] = 1 - SSE_inner / SSE_mean`` with ``SSE_mean = sum_{j != i} (y_j - mean_{m != i} y_m)^2``
-       (a predictive R^2 over the fold); the direction counts (weight ``s``) only when ``s > 0`` and the
-       inner predictions correlate positively with the rewards, and when both of its fits are valid;
-    4. ``ref_i = sum_d w[i, d] pred[i, d] / sum_d w[i, d]``; the same weights combine the inner predictions,
-       whose skill is the quality ``q_i`` and whose correlation with the rewards is ``rho_i``;
-    5. ``lambda_i = ramp(q_i; gate) * ramp(rho_i; corr_band)``, each ramp rising linearly from 0 at the low
-       end to 1 at the high end; ``lambda_i = 0`` when no direction counts.
+    3. skill ``s[i, d] = 1 - SSE_fit / SSE_null``, a predictive R^2 over the nested folds against a null
+       predictor chosen by ``config.skill_null``: ``"loo_mean"`` (default) predicts ``y_j`` by the mean of
+       fold ``(i, j)``'s own training rewards and leaves out the folds whose training rewards are all
+       equal (there the line *is* that mean, so the fold says nothing about the trend); ``"fold_mean"``
+       predicts every ``y_j`` by ``mean_{m != i} y_m``, which has seen ``y_j``;
+    4. direction ``d`` counts when both of its fits are valid, ``s > 0`` and its nested predictions
+       correlate positively with the rewards (``r[i, d]``, over all nested folds); its weight is
+       ``s[i, d] * ramp(r[i, d]; corr_band)``, the runtime correlation blend (App. A.1);
+    5. ``ref_i = sum_d w[i, d] pred[i, d] / sum_d w[i, d]``; the same weights combine the nested predictions,
+       whose skill (as in step 3) is the quality ``q_i`` and whose correlation is ``rho_i``;
+    6. ``lambda_i = ramp(q_i; gate)``, rising linearly from 0 at ``q_lo`` to 1 at ``q_hi`` (section 4.1);
+       ``lambda_i = 0`` when no direction counts.
 
     Args:
         coords: ``(G, N, 2)`` finite click coordinates in pixels.
@@ -113,29 +122,39 @@ def residual_reference(coords: ArrayLike, rewards: ArrayLike, config: SCAConfig)
     # Inner fits: fold (i, k) trains on inner[i, k] and predicts others[i, k]; (G, N, N-1, D, N-2) points.
     y_in = y[:, inner]  # (G, N, N-1, N-2)
     s_in, b_in, ok_in = theil_sen(np.moveaxis(z[:, inner, :], -1, -2), y_in[:, :, :, None, :])
-    pred_in = _clip_to_fold(b_in + s_in * z[:, others, :], y_in, config.clip_margin)
+    pred_in = _clip_to_fold(b_in + s_in * z[:, others, :], y_in, config.clip_margin)  # (G, N, N-1, D)
 
-    # Skill of each direction against the fold-local mean (step 3).
-    dev = y_tr - y_tr.mean(axis=-1, keepdims=True)
-    sse_mean = np.sum(dev * dev, axis=-1)  # (G, N)
-    informative = sse_mean > config.min_sse
-    safe_sse = np.where(informative, sse_mean, 1.0)
-    err = y_tr[..., None] - pred_in  # (G, N, N-1, D)
-    skill = 1.0 - np.sum(err * err, axis=2) / safe_sse[..., None]  # (G, N, D); NaN if an inner fit failed
+    # Null predictor and the nested folds that count (step 3).
+    if config.skill_null == "loo_mean":
+        null = y_in.mean(axis=-1)  # (G, N, N-1)
+        counted = np.ptp(y_in, axis=-1) > 0
+        # A fold with constant training rewards predicts its null whatever the line's validity.
+        pred_in = np.where(counted[..., None], pred_in, null[..., None])
+        ok_in = ok_in | ~counted[..., None]
+    else:
+        null = np.broadcast_to(y_tr.mean(axis=-1, keepdims=True), y_tr.shape)
+        counted = np.ones(y_tr.shape, dtype=bool)
+    dev = np.where(counted, y_tr - null, 0.0)
+    sse_null = np.sum(dev * dev, axis=-1)  # (G, N)
+    informative = sse_null > config.min_sse
+    safe_sse = np.where(informative, sse_null, 1.0)
+    err = np.where(counted[..., None], y_tr[..., None] - pred_in, 0.0)  # (G, N, N-1, D); NaN: failed fit
+    skill = 1.0 - np.sum(err * err, axis=2) / safe_sse[..., None]  # (G, N, D)
     corr = _pearson(pred_in, y_tr[..., None], axis=2)
     usable = ok_out & ok_in.all(axis=2) & informative[..., None] & (skill > 0) & (corr > 0)
-    w = np.where(usable, skill, 0.0)
+    w = np.where(usable, skill * _ramp(corr, config.corr_band), 0.0)
     w_sum = w.sum(axis=-1)
     has = w_sum > 0
     w_norm = w / np.where(has, w_sum, 1.0)[..., None]
+    live = w > 0
 
-    # Weighted references and their nested quality (step 4); zero-weight terms are masked, not multiplied.
-    reference = np.where(has, np.sum(np.where(usable, w_norm * pred, 0.0), axis=-1), np.nan)
-    ens_in = np.sum(np.where(usable[:, :, None, :], w_norm[:, :, None, :] * pred_in, 0.0), axis=-1)
-    e = y_tr - ens_in
+    # Weighted references and their nested quality (steps 5-6); zero-weight terms are masked, not multiplied.
+    reference = np.where(has, np.sum(np.where(live, w_norm * pred, 0.0), axis=-1), np.nan)
+    ens_in = np.sum(np.where(live[:, :, None, :], w_norm[:, :, None, :] * pred_in, 0.0), axis=-1)
+    e = np.where(counted, y_tr - ens_in, 0.0)
     quality = np.where(has, 1.0 - np.sum(e * e, axis=-1) / safe_sse, np.nan)
     rho = np.where(has, _pearson(ens_in, y_tr, axis=-1), np.nan)
-    lam = np.where(has, _ramp(quality, config.gate) * _ramp(rho, config.corr_band), 0.0)
+    lam = np.where(has, _ramp(quality, config.gate), 0.0)
     return {
         "reference": reference,
         "spatial_weight": lam,
@@ -143,6 +162,17 @@ def residual_reference(coords: ArrayLike, rewards: ArrayLike, config: SCAConfig)
         "correlation": rho,
         "direction_weights": w,
     }
+
+
+def standardise(credits: ArrayLike, eps: float = 1e-6, ddof: int = 0) -> FloatArray:
+    """Standardise each row of ``credits (..., N)`` to mean 0 and std 1 (section 4.1), as GRPO does rewards.
+
+    A row whose credits are all equal becomes zeros.
+
+    >>> standardise([3.0, 1.0, 2.0, 2.0], eps=0.0).round(6).tolist()  # mean 2, population std sqrt(.5)
+    [1.414214, -1.414214, 0.0, 0.0]
+    """
+    return group_advantage(credits, eps, ddof)
 
 
 @dataclass(frozen=True)
@@ -227,7 +257,10 @@ def spatial_credit_batch(
             res = residual_reference(p[sel], y[sel], cfg)
             lam = res["spatial_weight"]
             z = (y[sel] - np.nan_to_num(res["reference"])) / scale[sel, None]
-            credits[sel] = (1.0 - lam) * adv[sel] + lam * z
+            # Section 4.1: after routing, one scalar credit per response is standardised over its group
+            # (a group with no spatial weight keeps its advantage, which is standardised already).
+            blend = standardise((1.0 - lam) * adv[sel] + lam * z, cfg.eps, cfg.ddof)
+            credits[sel] = np.where(lam.max(axis=1, keepdims=True) > 0, blend, adv[sel])
             lam_all[sel], w_all[sel] = lam, res["direction_weights"]
             for key in ("reference", "quality", "correlation"):
                 out[key][sel] = res[key]
@@ -306,6 +339,7 @@ __all__ = [
     "SCAConfig",
     "SCAResult",
     "residual_reference",
+    "standardise",
     "spatial_credit",
     "spatial_credit_batch",
 ]

@@ -1,8 +1,12 @@
-"""Test helper shared by the GUI env suites: play a task's oracle plan to the end."""
+"""Test helpers shared by the GUI env suites: play a task's oracle plan, score the string-matching baseline."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from agents.ground_baselines import string_match_point
+from gui_envs.actions import Action
+from gui_envs.browser.observation import parse_elements
 
 
 def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[float, dict]:
@@ -22,3 +26,15 @@ def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[flo
         if terminated or truncated:
             break
     return total, info
+
+
+def string_matcher_hits(env: Any, seeds: range) -> int:
+    """How many grounding episodes the string-matching baseline wins, judged by the env's own reward."""
+    hits = 0
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        point = string_match_point(obs["instruction"], parse_elements(obs["elements"]))
+        assert point is not None
+        _, reward, *_ = env.step(Action.click(*point))
+        hits += int(reward)
+    return hits

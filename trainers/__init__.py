@@ -1,4 +1,4 @@
-"""Trainers: rollout collection now; GRPO, DPO, SFT and CORE build on it."""
+"""Trainers: rollout collection, GRPO (:mod:`trainers.grpo`), SFT (:mod:`trainers.sft`); DPO and CORE build on them."""
 
 from trainers.rollout import (
     EnvWorkers,

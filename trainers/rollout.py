@@ -1,17 +1,9 @@
 """Rollout collection: episodes and groups, many envs at once, one batched model call per step.
 
-``collect_episodes`` runs one episode in each env slot, multi-turn, until every slot is done:
-
-    active = [True] * n                                  # (n,) mask of slots still running
-    obs = reset(seeds)
-    while any(active):
-        outs = agent.act_batch(obs[active], histories[active])      # ONE batched model call
-        obs[active], reward, terminated, truncated, info = step(outs.action)
-        active &= ~(terminated | truncated | steps == max_steps)
-
-and records every step (prompt, output text, token ids, log-probs, action, reward, info, and the env's
-privileged facts about the state the action answered, which the agent never sees) in the shared
-:class:`~gui_envs.trajectory.Trajectory` format. ``collect_groups`` schedules ``group_size`` rollouts of each
+``collect_episodes`` runs one episode in each env slot, multi-turn, until every slot is done, through the
+episode loop shared with :func:`agents.episode.run_episode` (:func:`agents.episode.play`: one batched
+``act_batch`` call per step, the privileged facts read before each step, every step recorded in the shared
+:class:`~gui_envs.trajectory.Trajectory` format). ``collect_groups`` schedules ``group_size`` rollouts of each
 ``(env, seed)`` over the slots (a GRPO group = N rollouts from the same initial state) and returns them grouped.
 
 Env slots come from a list of envs (:class:`ListWorkers`), a gymnasium vector env (:class:`VectorWorkers`) or
@@ -23,18 +15,18 @@ from __future__ import annotations
 
 import importlib.util
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from agents.base import Agent, AgentOutput
-from gui_envs.actions import Action
+from agents.base import Agent
+from agents.episode import EnvWorkers, ListWorkers, StepResult, play
 from gui_envs.privileged import privileged_of, privileged_of_vector
-from gui_envs.trajectory import Step, Trajectory, save_trajectories
+from gui_envs.trajectory import Trajectory, save_trajectories
 
 
 @dataclass
@@ -63,14 +55,6 @@ class RolloutConfig:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
 
 
-@dataclass
-class _Slot:
-    traj: Trajectory
-    history: list[str] = field(default_factory=list)
-    obs: Any = None
-    active: bool = True
-
-
 def collect_episodes(
     envs: Sequence[gym.Env[Any, Any]] | gym.vector.VectorEnv | EnvWorkers,
     agent: Agent,
@@ -89,50 +73,16 @@ def collect_episodes(
     """
     config = config or RolloutConfig()
     workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
-    n = len(seeds)
-    if n > workers.num_envs:
-        raise ValueError(f"{n} seeds for {workers.num_envs} env slots; use collect_groups to schedule more")
-    results = workers.reset(list(seeds) + [None] * (workers.num_envs - n), n)
-    agent_name = getattr(agent, "name", type(agent).__name__)
-    slots = []
-    for i, (obs, info) in enumerate(results):
-        instruction = _instruction(obs, info)
-        meta = {"agent": agent_name, **(metadata[i] if metadata else {})}
-        traj = Trajectory(
-            instruction, env_id=workers.env_ids[i], task=info.get("task"), seed=seeds[i], metadata=meta
-        )
-        slots.append(_Slot(traj, obs=obs))
-    bar = _progress(config.progress, f"rollouts x{n}")
-    while any(s.active for s in slots):
-        active = [i for i, s in enumerate(slots) if s.active]  # the active mask, as indices
-        outs = _act(
-            agent,
-            [slots[i].obs for i in active],
-            [slots[i].history for i in active],
-            [slots[i].traj.instruction for i in active],
-        )
-        shots = (
-            workers.screenshots(active, [slots[i].obs for i in active]) if config.record_screenshots else {}
-        )
-        privileged = workers.privileged(active) if config.record_privileged else {}
-        stepped = workers.step({i: out.action for i, out in zip(active, outs, strict=True)})
-        for i, out in zip(active, outs, strict=True):
-            slot = slots[i]
-            obs, reward, terminated, truncated, info = stepped[i]
-            step = _record(out, float(reward), terminated, truncated, info, shots.get(i))
-            step.privileged = privileged.get(i, {})
-            slot.traj.steps.append(step)
-            slot.history.append(_describe(out))
-            slot.obs = obs
-            if terminated or truncated or len(slot.traj.steps) >= config.max_steps:
-                slot.active = False
-                slot.traj.success = bool(info.get("success", False))
-                slot.traj.score = float(info.get("score", 1.0 if slot.traj.success else 0.0))
-        if bar is not None:
-            bar.update(len(active))
-    if bar is not None:
-        bar.close()
-    trajs = [s.traj for s in slots]
+    trajs = play(
+        workers,
+        agent,
+        seeds,
+        max_steps=config.max_steps,
+        record_screenshots=config.record_screenshots,
+        record_privileged=config.record_privileged,
+        metadata=metadata,
+        progress=config.progress,
+    )
     if config.save_dir is not None:
         save_trajectories(trajs, config.save_dir)
     return trajs
@@ -168,78 +118,6 @@ def collect_groups(
 
 # ----- env workers -------------------------------------------------------------------------------------
 
-StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
-
-
-class EnvWorkers:
-    """A fixed set of env slots the collector resets and steps by index.
-
-    Attributes:
-        num_envs: number of slots.
-        env_ids: the gymnasium id of each slot's env (``None`` when unknown).
-    """
-
-    num_envs: int
-    env_ids: list[str | None]
-
-    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
-        """Reset slots ``0..n-1`` with ``seeds[:n]``; returns their ``(obs, info)``."""
-        raise NotImplementedError
-
-    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
-        """Step the given slots (all at once where the backend allows) and return their results."""
-        raise NotImplementedError
-
-    def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
-        """The screenshot each slot's current observation shows (observation ``screenshot`` or render)."""
-        out = {}
-        for i, obs in zip(indices, observations, strict=True):
-            shot = obs.get("screenshot") if isinstance(obs, dict) else None
-            if isinstance(shot, np.ndarray):
-                out[i] = shot
-        return out
-
-    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Each slot's privileged facts about its current state (:mod:`gui_envs.privileged`)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Release the envs."""
-
-
-class ListWorkers(EnvWorkers):
-    """Slots backed by a list of envs in this process, stepped one after another."""
-
-    def __init__(self, envs: Sequence[gym.Env[Any, Any]]) -> None:
-        if not envs:
-            raise ValueError("need at least one env")
-        self.envs = list(envs)
-        self.num_envs = len(self.envs)
-        self.env_ids = [e.spec.id if e.spec is not None else None for e in self.envs]
-
-    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
-        return [self.envs[i].reset(seed=seeds[i]) for i in range(n)]
-
-    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
-        return {i: self.envs[i].step(a) for i, a in actions.items()}
-
-    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
-        return {i: privileged_of(self.envs[i]) for i in indices}
-
-    def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
-        out = super().screenshots(indices, observations)
-        for i in indices:
-            if i not in out and self.envs[i].render_mode == "rgb_array":
-                frame = self.envs[i].render()
-                if isinstance(frame, np.ndarray):
-                    out[i] = frame
-        return out
-
-    def close(self) -> None:
-        for env in self.envs:
-            env.close()
-
-
 class VectorWorkers(EnvWorkers):
     """Slots backed by a gymnasium vector env (sync or async), stepped together in one ``step`` call.
 
@@ -254,8 +132,10 @@ class VectorWorkers(EnvWorkers):
         self.env_ids = [spec.id if spec is not None else None] * self.num_envs
         self._space = env.single_action_space
 
-    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
-        obs, info = self.env.reset(seed=list(seeds))
+    def reset(
+        self, seeds: Sequence[int | None], n: int, options: dict[str, Any] | None = None
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        obs, info = self.env.reset(seed=list(seeds), options=options)
         per_obs = list(gym.vector.utils.iterate(self.env.observation_space, obs))
         return [(per_obs[i], _unbatch_info(info, i)) for i in range(n)]
 
@@ -299,8 +179,10 @@ class RayWorkers(EnvWorkers):
         self.num_envs = num_envs
         self.env_ids = [env_id] * num_envs
 
-    def reset(self, seeds: Sequence[int | None], n: int) -> list[tuple[Any, dict[str, Any]]]:
-        return self._ray.get([self.actors[i].reset.remote(seeds[i]) for i in range(n)])
+    def reset(
+        self, seeds: Sequence[int | None], n: int, options: dict[str, Any] | None = None
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        return self._ray.get([self.actors[i].reset.remote(seeds[i], options) for i in range(n)])
 
     def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
         futures = {i: self.actors[i].step.remote(a) for i, a in actions.items()}
@@ -330,8 +212,8 @@ class _EnvActor:
 
         self.env = gym.make(env_id, **env_kwargs)
 
-    def reset(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
-        return self.env.reset(seed=seed)
+    def reset(self, seed: int | None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        return self.env.reset(seed=seed, options=options)
 
     def step(self, action: Any) -> StepResult:
         obs, reward, terminated, truncated, info = self.env.step(action)
@@ -384,68 +266,3 @@ def _unbatch_info(info: dict[str, Any], i: int) -> dict[str, Any]:
             continue
         out[key] = _unbatch_info(value, i) if isinstance(value, dict) else value[i]
     return out
-
-
-# ----- helpers -----------------------------------------------------------------------------------------
-
-
-def _act(
-    agent: Agent, observations: list[Any], histories: list[list[str]], instructions: list[str]
-) -> list[AgentOutput]:
-    """One batched call when the agent has ``act_batch`` (passing per-slot histories if it takes them)."""
-    act_batch: Callable[..., list[AgentOutput]] | None = getattr(agent, "act_batch", None)
-    if act_batch is None:
-        return [agent.act(obs) for obs in observations]
-    try:
-        return act_batch(observations, histories=histories, instructions=instructions)
-    except TypeError:
-        try:
-            return act_batch(observations, histories=histories)
-        except TypeError:
-            return act_batch(observations)
-
-
-def _record(
-    out: AgentOutput, reward: float, terminated: bool, truncated: bool, info: dict[str, Any], shot: Any
-) -> Step:
-    return Step(
-        action=out.action if isinstance(out.action, Action) else None,
-        reward=reward,
-        output_text=out.text if out.text is not None else _plain(out.action),
-        screenshot=shot,
-        terminated=bool(terminated),
-        truncated=bool(truncated),
-        info=dict(info),
-        action_error=info.get("action_error") or info.get("parse_error") or out.parse_error,
-        token_ids=out.token_ids,
-        logprobs=out.logprobs,
-        prompt=out.extra.get("prompt") if out.extra else None,
-    )
-
-
-def _describe(out: AgentOutput) -> str:
-    if isinstance(out.action, Action):
-        return out.action.to_json()
-    return _plain(out.action) or "invalid action"
-
-
-def _plain(action: Any) -> str | None:
-    if action is None or isinstance(action, Action):
-        return None
-    if isinstance(action, np.ndarray):
-        return str(action.tolist())
-    return str(action)
-
-
-def _instruction(obs: Any, info: dict[str, Any]) -> str:
-    if isinstance(obs, dict) and isinstance(obs.get("instruction"), str):
-        return obs["instruction"]
-    return str(info.get("instruction", ""))
-
-
-def _progress(enabled: bool, desc: str) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(desc=desc, unit="step", leave=False)

@@ -20,6 +20,7 @@ from gui_envs.android.tasks.base import PhoneView, Target
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import TaskEnv, task_rng
+from gui_envs.verifiers.facts import phone_record
 
 logger = logging.getLogger(__name__)
 
@@ -312,7 +313,7 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
       [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package", "tag"}`` (``tag`` = ``class``);
     * ``instruction``, ``app`` (foreground package) and ``activity``: ``Text``; ``step``: ``Discrete(max_steps + 1)``.
 
-    **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
+    **Action**: :class:`~gui_envs.actions.ActionSpace` (screen-sized); Action JSON or GUI-R1 text, and
     :class:`~gui_envs.actions.Action` objects and dicts. The AITZ / AndroidControl / AndroidWorld action set maps
     onto the shared schema: ``click`` (point or ``element_id``), ``long_press``, ``scroll`` (direction; view
     moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
@@ -413,6 +414,11 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     @property
     def screen_size(self) -> tuple[int, int]:
         return self.screen
+
+    def _privileged_extras(self) -> dict[str, Any]:
+        """The verifiers' record of this state: app facts, the visible elements and the foreground app."""
+        states = getattr(self.backend, "states", {})
+        return {"verifier_record": phone_record(states, self.public_elements(), self._app)}
 
     def _target_bbox(self, step: PlanStep, action: Action, view: PhoneView) -> list[int] | None:
         target = step.target(view) if isinstance(step, Target) and action.type != "scroll" else None

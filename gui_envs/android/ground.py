@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
-from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.grounding import (
     BANNER_PX,
@@ -209,7 +208,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
             self.action_space = box_action_space(width, height)
         else:
             self.observation_space = spaces.Dict(self._base_spaces())
-            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+            self.action_space = ActionSpace(self.screen)
         self.target: UIElement | None = None
         self.instruction = ""
 

@@ -22,7 +22,7 @@ import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,7 +37,7 @@ def origin(host: str) -> str:
     return f"http://{host}.{DOMAIN}"
 
 
-def e(value: Any) -> str:
+def html_escape(value: Any) -> str:
     """HTML-escape ``value`` (quotes too), so user input never becomes markup."""
     return html.escape(str(value), quote=True)
 
@@ -97,7 +97,7 @@ class Response:
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
         return cls(
             status=500,
-            body=f"<!doctype html><title>Server error</title><h1>Server error</h1><p>{e(type(exc).__name__)}</p>",
+            body=f"<!doctype html><title>Server error</title><h1>Server error</h1><p>{html_escape(type(exc).__name__)}</p>",
             error=f"{where}: {type(exc).__name__}: {detail}",
         )
 
@@ -108,7 +108,7 @@ class Response:
 
     @classmethod
     def not_found(cls, what: str = "page") -> Response:
-        return cls(status=404, body=f"<!doctype html><title>Not found</title><h1>No such {e(what)}</h1>")
+        return cls(status=404, body=f"<!doctype html><title>Not found</title><h1>No such {html_escape(what)}</h1>")
 
 
 Handler = Callable[..., Response]
@@ -158,15 +158,24 @@ class Site:
     Attributes:
         host: the sub-domain, so the origin is ``http://<host>.guigym.test``.
         title: shown in the header bar.
-        router: the site's routes; handlers are called ``handler(site, db, request, **captures)``.
+        router: the site's routes; handlers are called ``handler(site, db, request, **captures)``. Every
+            subclass that does not set one gets its own empty router (:meth:`__init_subclass__`), so routes
+            registered on one site never answer on another.
         nav: header links ``(label, path)``.
     """
 
     host: str = ""
     title: str = ""
-    router: Router = Router()
+    router: ClassVar[Router] = Router()
     nav: tuple[tuple[str, str], ...] = ()
     schema: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # A router inherited from the parent would be shared: ``@Child.router.get`` would add the route to the
+        # parent and every sibling too.
+        if "router" not in cls.__dict__:
+            cls.router = Router()
 
     @property
     def origin(self) -> str:
@@ -192,7 +201,7 @@ class Site:
             with db:  # one transaction per request: a failing handler leaves the state untouched
                 return handler(self, db, request, **captures)
         except (ValueError, LookupError, OverflowError) as exc:
-            return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{e(exc)}</p>")
+            return Response(status=400, body=f"<!doctype html><title>Bad request</title><p>{html_escape(exc)}</p>")
         except Exception as exc:  # noqa: BLE001 - any other handler failure is a 500 page, never a hang
             logger.exception("%s: handler failed on %s %s", self.host, request.method, request.path)
             return Response.server_error(f"{self.host} {request.method} {request.path}", exc)

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.errors import ResetNeededError
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
@@ -53,19 +53,6 @@ class AnyText(gym.Space[str]):
         return "".join(self.np_random.choice(list("abc xyz"), size=int(self.np_random.integers(0, 8))))
 
 
-class ActionSpace(gym.Space[Any]):
-    """An :class:`Action`, its dict form, or model text (parsed with ``parse_action_text``)."""
-
-    def __init__(self, seed: int | None = None) -> None:
-        super().__init__(None, None, seed)
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, Action | dict | str)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Action:
-        return Action.click(float(self.np_random.uniform(0, 200)), float(self.np_random.uniform(0, 400)))
-
-
 class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
     """Replays a recorded GUI dataset: each step shows the recorded screen; the agent's action is scored.
 
@@ -79,7 +66,8 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
     ## Action
 
     An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model text in any form
-    ``parse_action_text`` reads. Unparseable input scores 0 and sets ``info["action_error"]``.
+    ``parse_action_text`` reads. The space is an :class:`~gui_envs.actions.ActionSpace` whose viewport follows
+    the current record's screen size (pixels), so random clicks land on the screen shown. Unparseable input scores 0 and sets ``info["action_error"]``.
 
     ## Reward
 
@@ -145,7 +133,7 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
                 "platform": AnyText(256),
             }
         )
-        self.action_space = ActionSpace()
+        self.action_space = ActionSpace(_image_size(self.episodes[0].steps[0].image))
         self._episode: OfflineEpisode | None = None
         self._index = 0
         self._history: list[str] = []
@@ -216,6 +204,7 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
         step = self._episode.steps[self._index]
         with Image.open(step.image) as img:
             self._shot = np.asarray(img.convert("RGB"), dtype=np.uint8)
+        self.action_space.viewport = (self._shot.shape[1], self._shot.shape[0])
         instruction = self._episode.instruction
         if self.step_level and step.step_instruction:
             instruction = step.step_instruction
@@ -244,3 +233,11 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
             if self._shot is None
             else (int(self._shot.shape[1]), int(self._shot.shape[0])),
         }
+
+
+def _image_size(path: Any) -> tuple[int, int]:
+    """``(width, height)`` of an image file, pixels (reads the header only)."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        return img.size

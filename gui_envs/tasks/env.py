@@ -16,8 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
-from gui_envs.browser.observation import CHARSET, MAX_TEXT
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
@@ -47,7 +46,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         self.task_names = names
         self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
         self.observation_space = spaces.Dict({**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)})
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.action_space = ActionSpace(self.screen_size)
         self.task: Task | None = None
         self.task_seed = 0
         self.free_instruction = ""
@@ -166,7 +165,12 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
             "reference_answer": self.task.reference_answer if self.task is not None else None,
             "target_bbox": move.target_bbox if move is not None else None,
             "oracle_error": self.oracle.error if self.oracle is not None else None,
+            **self._privileged_extras(),
         }
+
+    def _privileged_extras(self) -> dict[str, Any]:
+        """Further privileged facts a plumbing base records (the verifiers' ``verifier_record``)."""
+        return {}
 
     # ----- internals -----------------------------------------------------------------------------------------
     def _obs(self) -> dict[str, Any]:

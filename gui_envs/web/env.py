@@ -21,6 +21,7 @@ from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import TaskEnv, task_rng
+from gui_envs.verifiers.facts import web_record
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 
 logger = logging.getLogger(__name__)
@@ -248,7 +249,7 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     * ``som`` (``som=True``): the screenshot with Set-of-Marks boxes and ids drawn;
     * ``axtree`` (``axtree=True``): a compact accessibility-tree text, one line per element.
 
-    **Action**: a ``Text`` space holding Action JSON or GUI-R1 text; ``step`` also takes
+    **Action**: :class:`~gui_envs.actions.ActionSpace` (viewport-sized); Action JSON or GUI-R1 text, and
     :class:`~gui_envs.actions.Action` objects and dicts directly. Every web action of the shared schema is
     supported (see :mod:`gui_envs.browser.executor`); ``stop`` ends the episode, optionally with an ``answer``.
     Arguments are checked before they reach the browser (:class:`~gui_envs.actions.Action`: field types,
@@ -369,3 +370,8 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     def _drop_reports(self) -> None:
         self._take_blocked()
         self._take_server_errors()
+
+    def _privileged_extras(self) -> dict[str, Any]:
+        """The verifiers' record of this state: site facts, the visible elements and the URL."""
+        elements = observation.public_elements(self._view, self.viewport)
+        return {"verifier_record": web_record(self.states, elements, self._view.url)}

@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
+from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.browser import observation
-from gui_envs.browser.observation import CHARSET, MAX_TEXT
 from gui_envs.browser.site import Request, Response, SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
@@ -114,7 +113,7 @@ class GuiWebGroundEnv(WebEnvBase):
             self.action_space = box_action_space(width, height)
         else:
             self.observation_space = spaces.Dict(self._base_spaces())
-            self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+            self.action_space = ActionSpace(self.viewport)
         self.target: dict[str, Any] | None = None
         self.instruction = ""
 

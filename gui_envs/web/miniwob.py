@@ -19,8 +19,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from gui_envs.actions import coerce_action
-from gui_envs.browser.observation import CHARSET, MAX_TEXT
+from gui_envs.actions import ActionSpace, coerce_action
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
 from gui_envs.errors import ResetNeededError
@@ -77,7 +76,11 @@ _START_JS = """([seed, mode, maxTime]) => {
   core.startEpisodeReal();
   return WOB_TASK_READY;
 }"""
-_STATE_JS = """() => ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
+# An agent may navigate away from the task page (back to about:blank, say): that page has no MiniWoB globals,
+# and reads as "not done" rather than as a script error escaping ``step``.
+_STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
+  ? {done: false, reward: 0, raw: 0, reason: null, utterance: '', ready: true}
+  : ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
   reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: core.getUtterance(),
   ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
 
@@ -94,7 +97,7 @@ class MiniWoBEnv(WebEnvBase):
     ``miniwob`` package seeds it); ``options={"seed": t}`` overrides it; without either a seed is drawn from the
     env's generator. ``info["seed"]`` is the seed used. The page scroll is reset in both axes.
 
-    **Action**: Action JSON / GUI-R1 text (``Text`` space) or :class:`~gui_envs.actions.Action` objects.
+    **Action**: :class:`~gui_envs.actions.ActionSpace`: Action JSON / GUI-R1 text or ``Action`` objects.
 
     **Reward**: the page's ``WOB_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final answer) when
     the page reports ``WOB_DONE_GLOBAL``; 0 before. A malformed or out-of-viewport action costs
@@ -141,7 +144,7 @@ class MiniWoBEnv(WebEnvBase):
         self.observation_space = spaces.Dict(
             {**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)}
         )
-        self.action_space = spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET)
+        self.action_space = ActionSpace(self.viewport)
         self._steps = 0
         self._utterance = ""
         self._seed: int | None = None

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from gui_envs.browser.site import Response, Site, e
+from gui_envs.browser.site import Response, Site, html_escape
 
 #: The system UI's package (status bar) and the soft keyboard's, as on a Pixel.
 SYSTEMUI_PACKAGE = "com.android.systemui"
@@ -103,8 +103,8 @@ def keyboard_html() -> str:
             cls = "k w" if key in ("shift", "del", "enter") else "k sp" if key == "space" else "k"
             desc = f' aria-label="{_KEY_DESC[key]}"' if key in _KEY_DESC else ""
             keys.append(
-                f'<div class="{cls}" data-key="{e(key)}" data-class="android.widget.Button" '
-                f'data-rid="key_{e(_KEY_DESC.get(key, key).lower())}"{desc}>{e(_KEY_GLYPH.get(key, key))}</div>'
+                f'<div class="{cls}" data-key="{html_escape(key)}" data-class="android.widget.Button" '
+                f'data-rid="key_{html_escape(_KEY_DESC.get(key, key).lower())}"{desc}>{html_escape(_KEY_GLYPH.get(key, key))}</div>'
             )
         rows.append(f'<div class="kr">{"".join(keys)}</div>')
     return (
@@ -202,14 +202,14 @@ class PhoneApp(Site):
             appbar: draw the app bar (the launcher has none).
         """
         arrow = (
-            f'<a class="up" href="{e(up)}" id="navigate_up" aria-label="Navigate up" '
+            f'<a class="up" href="{html_escape(up)}" id="navigate_up" aria-label="Navigate up" '
             f'data-class="android.widget.ImageButton">\u2190</a>'
             if up
             else ""
         )
         bar = (
             f'<header class="appbar" id="toolbar" data-class="android.view.ViewGroup">{arrow}'
-            f'<h1 id="title">{e(title)}</h1>{actions}</header>'
+            f'<h1 id="title">{html_escape(title)}</h1>{actions}</header>'
             if appbar
             else ""
         )
@@ -217,8 +217,8 @@ class PhoneApp(Site):
             body=(
                 "<!doctype html><html><head><meta charset='utf-8'>"
                 "<meta name='viewport' content='width=device-width,initial-scale=1'>"
-                f"<title>{e(title)}</title><style>{CSS}:root{{--accent:{self.accent}}}</style></head>"
-                f'<body data-package="{e(self.package)}" class="{"" if appbar else "noappbar"}">'
+                f"<title>{html_escape(title)}</title><style>{CSS}:root{{--accent:{self.accent}}}</style></head>"
+                f'<body data-package="{html_escape(self.package)}" class="{"" if appbar else "noappbar"}">'
                 f'<div id="statusbar" data-window="{SYSTEMUI_PACKAGE}" data-class="android.widget.FrameLayout">'
                 '<span id="clock">12:00</span><span id="battery" aria-label="Battery 100 percent">100%</span></div>'
                 f'{bar}<main id="content" data-scroll data-class="androidx.recyclerview.widget.RecyclerView">'
@@ -252,7 +252,7 @@ class PhoneApp(Site):
             none_found: The start of the no-results line (``"No notes match"``).
         """
         self.log_search(db, query, hits)
-        empty = f'<p class="empty" id="no_results">{none_found} \u201c{e(query)}\u201d</p>'
+        empty = f'<p class="empty" id="no_results">{none_found} \u201c{html_escape(query)}\u201d</p>'
         return self.screen(title, search_form("/search", hint, query) + (results or empty), up="/")
 
 
@@ -279,19 +279,19 @@ def row_link(
     href: str, title: str, subtitle: str = "", rid: str = "", long: str = "", trailing: str = ""
 ) -> str:
     """A list row (clickable ``LinearLayout`` holding title and subtitle ``TextView``s)."""
-    sub = f'<span class="s">{e(subtitle)}</span>' if subtitle else ""
-    lp = f' data-long="{e(long)}" data-longclick' if long else ""
-    r = f' data-rid="{e(rid)}"' if rid else ""
+    sub = f'<span class="s">{html_escape(subtitle)}</span>' if subtitle else ""
+    lp = f' data-long="{html_escape(long)}" data-longclick' if long else ""
+    r = f' data-rid="{html_escape(rid)}"' if rid else ""
     return (
-        f'<a class="row" href="{e(href)}" data-class="android.widget.LinearLayout"{r}{lp}>'
-        f'<span class="grow"><span class="t">{e(title)}</span>{sub}</span>{trailing}</a>'
+        f'<a class="row" href="{html_escape(href)}" data-class="android.widget.LinearLayout"{r}{lp}>'
+        f'<span class="grow"><span class="t">{html_escape(title)}</span>{sub}</span>{trailing}</a>'
     )
 
 
 def fab(href: str, label: str, rid: str = "fab") -> str:
     """The floating action button (an ``ImageButton`` whose content description is ``label``)."""
     return (
-        f'<a class="fab" href="{e(href)}" id="{e(rid)}" aria-label="{e(label)}" '
+        f'<a class="fab" href="{html_escape(href)}" id="{html_escape(rid)}" aria-label="{html_escape(label)}" '
         f'data-class="android.widget.ImageButton">+</a>'
     )
 
@@ -303,12 +303,12 @@ def text_field(
     rid = rid or name
     if multiline:
         return (
-            f'<textarea class="field" name="{e(name)}" id="{e(rid)}" placeholder="{e(hint)}" '
-            f'aria-label="{e(hint)}">{e(value)}</textarea>'
+            f'<textarea class="field" name="{html_escape(name)}" id="{html_escape(rid)}" placeholder="{html_escape(hint)}" '
+            f'aria-label="{html_escape(hint)}">{html_escape(value)}</textarea>'
         )
     return (
-        f'<input class="field" type="{kind}" name="{e(name)}" id="{e(rid)}" placeholder="{e(hint)}" '
-        f'aria-label="{e(hint)}" value="{e(value)}" autocomplete="off">'
+        f'<input class="field" type="{kind}" name="{html_escape(name)}" id="{html_escape(rid)}" placeholder="{html_escape(hint)}" '
+        f'aria-label="{html_escape(hint)}" value="{html_escape(value)}" autocomplete="off">'
     )
 
 
@@ -316,9 +316,9 @@ def switch(action: str, name: str, label: str, on: bool, rid: str = "") -> str:
     """A labelled ``Switch`` in its own form, saved as soon as it flips."""
     rid = rid or f"switch_{name}"
     return (
-        f'<form method="post" action="{e(action)}"><input type="hidden" name="{e(name)}" value="0">'
-        f'<label class="switchrow" data-class="android.widget.Switch" data-rid="{e(rid)}">{e(label)}'
-        f'<input type="checkbox" role="switch" name="{e(name)}" value="1" data-autosubmit'
+        f'<form method="post" action="{html_escape(action)}"><input type="hidden" name="{html_escape(name)}" value="0">'
+        f'<label class="switchrow" data-class="android.widget.Switch" data-rid="{html_escape(rid)}">{html_escape(label)}'
+        f'<input type="checkbox" role="switch" name="{html_escape(name)}" value="1" data-autosubmit'
         f"{' checked' if on else ''}></label></form>"
     )
 
@@ -330,30 +330,30 @@ def chips(name: str, options: Iterable[str], chosen: str, rid: str = "") -> str:
         on = option == chosen
         out.append(
             f'<label class="chip{" on" if on else ""}" data-class="android.widget.RadioButton" '
-            f'data-rid="{e(rid or name)}"><input type="radio" name="{e(name)}" value="{e(option)}"'
+            f'data-rid="{html_escape(rid or name)}"><input type="radio" name="{html_escape(name)}" value="{html_escape(option)}"'
             f"{' checked' if on else ''} onchange=\"this.closest('.chips').querySelectorAll('.chip')"
-            f".forEach(c => c.classList.toggle('on', c.contains(this)))\">{e(option)}</label>"
+            f".forEach(c => c.classList.toggle('on', c.contains(this)))\">{html_escape(option)}</label>"
         )
     return f'<div class="chips">{"".join(out)}</div>'
 
 
 def submit(label: str, rid: str = "", form_id: str = "", flat: bool = False) -> str:
     """A submit ``Button`` (``form_id`` ties an app-bar button to the page's form)."""
-    f = f' form="{e(form_id)}"' if form_id else ""
+    f = f' form="{html_escape(form_id)}"' if form_id else ""
     cls = "btn flat" if flat else "btn"
-    r = f' id="{e(rid)}"' if rid else ""
-    return f'<button type="submit" class="{cls}"{r}{f}>{e(label)}</button>'
+    r = f' id="{html_escape(rid)}"' if rid else ""
+    return f'<button type="submit" class="{cls}"{r}{f}>{html_escape(label)}</button>'
 
 
 def appbar_submit(label: str, form_id: str, rid: str) -> str:
     """An app-bar action that submits the page's form (``Save``, ``Done``)."""
-    return f'<button type="submit" form="{e(form_id)}" id="{e(rid)}">{e(label)}</button>'
+    return f'<button type="submit" form="{html_escape(form_id)}" id="{html_escape(rid)}">{html_escape(label)}</button>'
 
 
 def search_form(action: str, hint: str, query: str = "", rid: str = "search_box") -> str:
     """A search field that submits on enter (GET ``action?q=...``)."""
     return (
-        f'<form method="get" action="{e(action)}" class="search">'
+        f'<form method="get" action="{html_escape(action)}" class="search">'
         f"{text_field('q', hint, query, rid=rid)}</form>"
     )
 
@@ -361,8 +361,8 @@ def search_form(action: str, hint: str, query: str = "", rid: str = "search_box"
 def tabs(items: Iterable[tuple[str, str, str]], current: str) -> str:
     """A tab strip: ``(key, label, href)`` items; the ``current`` key is selected."""
     links = "".join(
-        f'<a href="{e(href)}" class="{"on" if key == current else ""}" data-class="android.widget.TextView"'
-        f' data-rid="tab_{e(key)}"{" aria-selected=true" if key == current else ""}>{e(label)}</a>'
+        f'<a href="{html_escape(href)}" class="{"on" if key == current else ""}" data-class="android.widget.TextView"'
+        f' data-rid="tab_{html_escape(key)}"{" aria-selected=true" if key == current else ""}>{html_escape(label)}</a>'
         for key, label, href in items
     )
     return f'<nav class="tabs" data-class="android.widget.LinearLayout">{links}</nav>'

@@ -21,7 +21,7 @@ from gui_envs.android.apps.base import (
     tabs,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 ALARM_LABELS = ("Wake up", "Gym", "Meeting", "Medication", "School run", "Yoga", "Standup", "Walk the dog")
 CITIES = (
@@ -99,7 +99,7 @@ def hhmm(hour: int, minute: int) -> str:
 
 def _alarm_form(action: str, hour: str = "", minute: str = "", label: str = "") -> str:
     return (
-        f'<form method="post" action="{e(action)}" id="alarm_form">'
+        f'<form method="post" action="{html_escape(action)}" id="alarm_form">'
         f"{text_field('hour', 'Hour (0-23)', hour, rid='hour', kind='text')}"
         f"{text_field('minute', 'Minute (0-59)', minute, rid='minute', kind='text')}"
         f"{text_field('label', 'Label', label, rid='label')}{submit('Save', rid='save')}</form>"
@@ -123,7 +123,7 @@ def _alarms(site: Clock, db: sqlite3.Connection, req: Request) -> Response:
         aid, hour, minute, label, enabled = a
         toggle = (
             f'<form method="post" action="/alarms/{aid}/toggle"><label class="switchrow" style="border:0" '
-            f'data-class="android.widget.Switch" data-rid="alarm_switch" aria-label="{e(label)} {hhmm(hour, minute)}">'
+            f'data-class="android.widget.Switch" data-rid="alarm_switch" aria-label="{html_escape(label)} {hhmm(hour, minute)}">'
             f'<input type="checkbox" role="switch" name="on" value="1" data-autosubmit{" checked" if enabled else ""}>'
             "</label></form>"
         )
@@ -162,7 +162,7 @@ def _edit_alarm(site: Clock, db: sqlite3.Connection, req: Request, aid: str) -> 
     if row is None:
         return Response.not_found("alarm")
     form = _alarm_form(f"/alarms/{aid}", str(row[0]), f"{row[1]:02d}", row[2])
-    delete = f'<form method="post" action="/alarms/{e(aid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
+    delete = f'<form method="post" action="/alarms/{html_escape(aid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
     return site.screen(
         "Edit alarm", form + delete, up="/", actions=appbar_submit("Save", "alarm_form", "action_save")
     )
@@ -194,7 +194,7 @@ def _delete_alarm(site: Clock, db: sqlite3.Connection, req: Request, aid: str) -
 @Clock.router.get("/clock")
 def _world(site: Clock, db: sqlite3.Connection, req: Request) -> Response:
     rows = "".join(
-        f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{e(name)}</span>'
+        f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{html_escape(name)}</span>'
         f'<span class="s">{hhmm((12 + offset) % 24, 0)}</span></span></div>'
         for name, offset in db.execute("SELECT name, offset FROM cities WHERE added = 1 ORDER BY name")
     )
@@ -213,10 +213,10 @@ def _cities(site: Clock, db: sqlite3.Connection, req: Request) -> Response:
         "".join(
             f'<form method="post" action="/cities/{cid}"><button class="row" style="width:100%;background:none;border:0;'
             f'border-bottom:1px solid #e2e0ea;font:inherit;text-align:left" data-class="android.widget.TextView" '
-            f'data-rid="city">{e(name)}</button></form>'
+            f'data-rid="city">{html_escape(name)}</button></form>'
             for cid, name, _ in rows
         )
-        or f'<p class="empty" id="no_results">No cities found for \u201c{e(query)}\u201d</p>'
+        or f'<p class="empty" id="no_results">No cities found for \u201c{html_escape(query)}\u201d</p>'
     )
     search = (
         f'<form method="get" action="/cities" class="search">{text_field("q", "Search for a city", query, rid="search_box")}'

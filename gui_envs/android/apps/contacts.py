@@ -20,7 +20,7 @@ from gui_envs.android.apps.base import (
     submit,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 FIRST_NAMES = (
     "Ava",
@@ -101,7 +101,7 @@ def full_name(first: str, last: str) -> str:
 
 def _form(action: str, first: str = "", last: str = "", phone: str = "", email: str = "") -> str:
     return (
-        f'<form method="post" action="{e(action)}" id="contact_form">'
+        f'<form method="post" action="{html_escape(action)}" id="contact_form">'
         f"{text_field('first', 'First name', first, rid='first_name')}"
         f"{text_field('last', 'Last name', last, rid='last_name')}"
         f"{text_field('phone', 'Phone', phone, rid='phone')}{text_field('email', 'Email', email, rid='email')}"
@@ -173,14 +173,14 @@ def _contact(site: Contacts, db: sqlite3.Connection, req: Request, cid: str) -> 
     first, last, phone, email, starred = row
     star = "Remove from favourites" if starred else "Add to favourites"
     body = (
-        f'<p class="big" style="font-size:28px" id="contact_name">{e(full_name(first, last))}</p>'
+        f'<p class="big" style="font-size:28px" id="contact_name">{html_escape(full_name(first, last))}</p>'
         f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t" id="phone_number">'
-        f'{e(phone)}</span><span class="s">Mobile</span></span></div>'
+        f'{html_escape(phone)}</span><span class="s">Mobile</span></span></div>'
         f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t" id="email_address">'
-        f'{e(email)}</span><span class="s">Email</span></span></div>'
-        f'<form method="post" action="/contact/{e(cid)}/star">{submit(star, rid="star")}</form>'
-        f'<a class="btn flat" href="/contact/{e(cid)}/edit" id="edit" data-class="android.widget.Button">Edit</a>'
-        f'<form method="post" action="/contact/{e(cid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
+        f'{html_escape(email)}</span><span class="s">Email</span></span></div>'
+        f'<form method="post" action="/contact/{html_escape(cid)}/star">{submit(star, rid="star")}</form>'
+        f'<a class="btn flat" href="/contact/{html_escape(cid)}/edit" id="edit" data-class="android.widget.Button">Edit</a>'
+        f'<form method="post" action="/contact/{html_escape(cid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
     )
     return site.screen("Contact", body, up="/")
 

@@ -22,7 +22,7 @@ from gui_envs.android.apps.base import (
     submit,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 ACCOUNTS = ("Personal", "Pro Expense", "Household", "Travel")
 CATEGORIES = ("Food", "Transport", "Office", "Utilities", "Other")
@@ -100,7 +100,7 @@ def _rows(db: sqlite3.Connection, where: str, params: tuple[object, ...]) -> str
 
 def _form(action: str, name: str = "", amount: str = "", category: str = "Other") -> str:
     return (
-        f'<form method="post" action="{e(action)}" id="expense_form">'
+        f'<form method="post" action="{html_escape(action)}" id="expense_form">'
         f"{text_field('name', 'Name', name, rid='name')}{text_field('amount', 'Amount', amount, rid='amount')}"
         f"<h2>Category</h2>{chips('category', CATEGORIES, category, rid='category')}"
         f"{submit('Save', rid='save')}</form>"
@@ -176,7 +176,7 @@ def _edit(site: Expenses, db: sqlite3.Connection, req: Request, xid: str) -> Res
     if row is None:
         return Response.not_found("expense")
     aid, name, cents, category = row
-    delete = f'<form method="post" action="/expense/{e(xid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
+    delete = f'<form method="post" action="/expense/{html_escape(xid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
     return site.screen(
         "Edit expense",
         _form(f"/expense/{xid}", name, f"{cents / 100:.2f}", category) + delete,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, text_field
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 SEARCH_HINT = "Search apps, web and more"
 
@@ -42,14 +42,14 @@ class Launcher(PhoneApp):
     def home(self, query: str = "", results: Sequence[PhoneApp] | None = None) -> Response:
         shown = self.apps if results is None else results
         icons = "".join(
-            f'<a class="icon" href="{e(a.origin)}/" data-name="{e(a.label)}" aria-label="{e(a.label)}" '
-            f'data-class="android.widget.TextView" data-rid="app_icon" data-glyph="{e(a.glyph)}" '
-            f'style="--c:{e(a.accent)}">{e(a.label)}</a>'
+            f'<a class="icon" href="{html_escape(a.origin)}/" data-name="{html_escape(a.label)}" aria-label="{html_escape(a.label)}" '
+            f'data-class="android.widget.TextView" data-rid="app_icon" data-glyph="{html_escape(a.glyph)}" '
+            f'style="--c:{html_escape(a.accent)}">{html_escape(a.label)}</a>'
             for a in shown
         )
         note = ""
         if results is not None and not results:
-            note = f'<p class="empty" id="no_results">No apps found for \u201c{e(query)}\u201d</p>'
+            note = f'<p class="empty" id="no_results">No apps found for \u201c{html_escape(query)}\u201d</p>'
         body = (
             f'<form method="get" action="/search" class="search" id="search_bar">'
             f"{text_field('q', SEARCH_HINT, query, rid='search_box')}</form>"

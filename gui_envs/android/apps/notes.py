@@ -21,7 +21,7 @@ from gui_envs.android.apps.base import (
     tabs,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 NOTE_POOL: tuple[tuple[str, str], ...] = (
     ("Shopping list", "Milk, eggs, bread and apples"),
@@ -89,7 +89,7 @@ def _note_rows(rows: list[tuple[int, str, str]]) -> str:
 
 def _form(action: str, title: str = "", body: str = "") -> str:
     return (
-        f'<form method="post" action="{e(action)}" id="note_form">{text_field("title", "Title", title, rid="note_title")}'
+        f'<form method="post" action="{html_escape(action)}" id="note_form">{text_field("title", "Title", title, rid="note_title")}'
         f"{text_field('body', 'Note', body, rid='note_body', multiline=True)}{submit('Save', rid='save')}</form>"
     )
 
@@ -138,7 +138,7 @@ def _note(site: Notes, db: sqlite3.Connection, req: Request, nid: str) -> Respon
     row = db.execute("SELECT title, body FROM notes WHERE id = ?", (nid,)).fetchone()
     if row is None:
         return Response.not_found("note")
-    delete = f'<form method="post" action="/note/{e(nid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
+    delete = f'<form method="post" action="/note/{html_escape(nid)}/delete">{submit("Delete", rid="delete", flat=True)}</form>'
     return site.screen(
         "Edit note",
         _form(f"/note/{nid}", *row) + delete,
@@ -167,7 +167,7 @@ def _todo(site: Notes, db: sqlite3.Connection, req: Request) -> Response:
     items = "".join(
         f'<form method="post" action="/todo/{tid}/toggle"><input type="hidden" name="done" value="0">'
         f'<label class="switchrow" data-class="android.widget.CheckBox" data-rid="todo_item" data-longclick '
-        f'data-long="/todo/{tid}/menu">{e(text)}<input type="checkbox" name="done" value="1" data-autosubmit'
+        f'data-long="/todo/{tid}/menu">{html_escape(text)}<input type="checkbox" name="done" value="1" data-autosubmit'
         f'{" checked" if done else ""} style="width:22px;height:22px"></label></form>'
         for tid, text, done in db.execute("SELECT id, text, done FROM todos ORDER BY id")
     )
@@ -202,8 +202,8 @@ def _todo_menu(site: Notes, db: sqlite3.Connection, req: Request, tid: str) -> R
     if row is None:
         return Response.not_found("task")
     body = (
-        f'<p class="t" id="task_text" style="font-size:18px">{e(row[0])}</p>'
-        f'<form method="post" action="/todo/{e(tid)}/delete">{submit("Delete task", rid="delete")}</form>'
+        f'<p class="t" id="task_text" style="font-size:18px">{html_escape(row[0])}</p>'
+        f'<form method="post" action="/todo/{html_escape(tid)}/delete">{submit("Delete task", rid="delete")}</form>'
         f'<a class="btn flat" href="/todo" id="cancel" data-class="android.widget.Button">Cancel</a>'
     )
     return site.screen("Task options", body, up="/todo")

@@ -10,7 +10,7 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, submit, tabs
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 #: The pool recipes are drawn from: (name, cuisine).
 RECIPE_POOL: tuple[tuple[str, str], ...] = (
@@ -117,7 +117,7 @@ def _search(site: Recipes, db: sqlite3.Connection, req: Request) -> Response:
     )
     rows = rows if query else []
     site.log_search(db, query, len(rows))
-    empty = f'<p class="empty" id="no_results">No results for \u201c{e(query)}\u201d</p>'
+    empty = f'<p class="empty" id="no_results">No results for \u201c{html_escape(query)}\u201d</p>'
     return site.list_screen("all", _rows(rows) or empty, query)
 
 
@@ -131,11 +131,11 @@ def _recipe(site: Recipes, db: sqlite3.Connection, req: Request, rid: str) -> Re
     name, cuisine, minutes, servings, calories, fav = row
     label = "Remove from favourites" if fav else "Add to favourites"
     body = (
-        f'<p class="muted" id="cuisine">{e(cuisine)}</p>'
+        f'<p class="muted" id="cuisine">{html_escape(cuisine)}</p>'
         f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t" id="time">'
         f'Time: {minutes} min</span><span class="t" id="servings">Servings: {servings}</span>'
         f'<span class="t" id="calories">Calories: {calories} kcal</span></span></div>'
-        f'<form method="post" action="/recipe/{e(rid)}/favourite">{submit(label, rid="favourite")}</form>'
+        f'<form method="post" action="/recipe/{html_escape(rid)}/favourite">{submit(label, rid="favourite")}</form>'
     )
     return site.screen(name, body, up="/")
 

@@ -11,7 +11,7 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, switch
-from gui_envs.browser.site import Request, Response, Router, e
+from gui_envs.browser.site import Request, Response, Router, html_escape
 
 #: Searchable entries: (title, summary, page).
 ENTRIES: tuple[tuple[str, str, str], ...] = (
@@ -149,8 +149,8 @@ def _brightness(site: Settings, db: sqlite3.Connection, req: Request) -> Respons
 @Settings.router.get("/about")
 def _about(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
     rows = "".join(
-        f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{e(k)}</span>'
-        f'<span class="s" id="{e(rid)}">{e(v)}</span></span></div>'
+        f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{html_escape(k)}</span>'
+        f'<span class="s" id="{html_escape(rid)}">{html_escape(v)}</span></span></div>'
         for k, v, rid in (
             ("Device name", MODEL, "device_name"),
             ("Android version", ANDROID_VERSION, "android_version"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gui_envs.browser.site import Response, Site, e
+from gui_envs.browser.site import Response, Site
 
 
 class WebSite(Site):
@@ -18,13 +18,13 @@ class WebSite(Site):
     # ----- page layout ----------------------------------------------------------------------------------
     def page(self, title: str, body: str, flash: str = "") -> Response:
         """The site's shared layout around ``body`` (already escaped HTML)."""
-        links = "".join(f'<a href="{e(href)}">{e(label)}</a>' for label, href in self.nav)
-        note = f'<p class="flash" role="status">{e(flash)}</p>' if flash else ""
+        links = "".join(f'<a href="{html_escape(href)}">{html_escape(label)}</a>' for label, href in self.nav)
+        note = f'<p class="flash" role="status">{html_escape(flash)}</p>' if flash else ""
         return Response(
             body=(
-                f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)} | {e(self.title)}</title>"
-                f"<style>{CSS}</style></head><body><header><a class='brand' href='/'>{e(self.title)}</a>"
-                f"<nav>{links}</nav></header><main>{note}<h1>{e(title)}</h1>{body}</main></body></html>"
+                f"<!doctype html><html><head><meta charset='utf-8'><title>{html_escape(title)} | {html_escape(self.title)}</title>"
+                f"<style>{CSS}</style></head><body><header><a class='brand' href='/'>{html_escape(self.title)}</a>"
+                f"<nav>{links}</nav></header><main>{note}<h1>{html_escape(title)}</h1>{body}</main></body></html>"
             )
         )
 
@@ -51,36 +51,36 @@ border:1px solid #567;border-radius:4px;background:#e9eef6}input,select,textarea
 def form(action: str, inner: str, method: str = "post", cls: str = "") -> str:
     """A ``<form>`` (already-escaped ``inner``)."""
     c = f' class="{cls}"' if cls else ""
-    return f'<form method="{method}" action="{e(action)}"{c}>{inner}</form>'
+    return f'<form method="{method}" action="{html_escape(action)}"{c}>{inner}</form>'
 
 
 def button(label: str, name: str = "", value: str = "") -> str:
-    attrs = f' name="{e(name)}" value="{e(value)}"' if name else ""
-    return f'<button type="submit"{attrs}>{e(label)}</button>'
+    attrs = f' name="{html_escape(name)}" value="{html_escape(value)}"' if name else ""
+    return f'<button type="submit"{attrs}>{html_escape(label)}</button>'
 
 
 def hidden(name: str, value: Any) -> str:
-    return f'<input type="hidden" name="{e(name)}" value="{e(value)}">'
+    return f'<input type="hidden" name="{html_escape(name)}" value="{html_escape(value)}">'
 
 
 def text_input(name: str, label: str, value: str = "", kind: str = "text") -> str:
     """A labelled input; ``aria-label`` carries the label so element extraction can name the field."""
     return (
-        f'<label>{e(label)} <input type="{kind}" name="{e(name)}" aria-label="{e(label)}" '
-        f'value="{e(value)}"></label>'
+        f'<label>{html_escape(label)} <input type="{kind}" name="{html_escape(name)}" aria-label="{html_escape(label)}" '
+        f'value="{html_escape(value)}"></label>'
     )
 
 
 def select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str = "") -> str:
     opts = "".join(
-        f'<option value="{e(v)}"{" selected" if v == chosen else ""}>{e(t)}</option>' for v, t in options
+        f'<option value="{html_escape(v)}"{" selected" if v == chosen else ""}>{html_escape(t)}</option>' for v, t in options
     )
-    return f'<label>{e(label)} <select name="{e(name)}" aria-label="{e(label)}">{opts}</select></label>'
+    return f'<label>{html_escape(label)} <select name="{html_escape(name)}" aria-label="{html_escape(label)}">{opts}</select></label>'
 
 
 def table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    head = "".join(f"<th>{html_escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html_escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 

@@ -9,7 +9,7 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.browser.site import Request, Response, Router, html_escape, row_by_id
 from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -81,9 +81,9 @@ def listing_row(db: sqlite3.Connection, lid: str | int) -> sqlite3.Row:
 
 def _line(l: sqlite3.Row) -> str:  # noqa: E741
     return (
-        f"<div class='post row'>{svg_swatch(l['id'], '#8a6', 48)}<a href='/listing/{l['id']}'>{e(l['title'])}</a>"
-        f"<span class='price'>${l['price']}</span><span class='muted'>{e(l['location'])} · "
-        f"{e(l['category'])}</span></div>"
+        f"<div class='post row'>{svg_swatch(l['id'], '#8a6', 48)}<a href='/listing/{l['id']}'>{html_escape(l['title'])}</a>"
+        f"<span class='price'>${l['price']}</span><span class='muted'>{html_escape(l['location'])} · "
+        f"{html_escape(l['category'])}</span></div>"
     )
 
 
@@ -114,12 +114,12 @@ def listings(site: ClassifiedsSite, db: sqlite3.Connection, req: Request) -> Res
 
     keep = "".join(hidden(k, v) for k, v in (("category", category), ("location", location)) if v)
     search = form("/", text_input("q", "Keyword", q) + keep + button("Search"), method="get", cls="row")
-    cats = " ".join(f"<a href='{e(link(category=c))}'>{e(c)}</a>" for c in CATEGORIES)
-    locs = " ".join(f"<a href='{e(link(location=c))}'>{e(c)}</a>" for c in LOCATIONS)
-    sorts = " ".join(f"<a href='{e(link(sort=k))}'>{e(v[0])}</a>" for k, v in SORTS.items())
+    cats = " ".join(f"<a href='{html_escape(link(category=c))}'>{html_escape(c)}</a>" for c in CATEGORIES)
+    locs = " ".join(f"<a href='{html_escape(link(location=c))}'>{html_escape(c)}</a>" for c in LOCATIONS)
+    sorts = " ".join(f"<a href='{html_escape(link(sort=k))}'>{html_escape(v[0])}</a>" for k, v in SORTS.items())
     body = (
-        f"{search}<div class='row'>Category: {cats} <a href='{e(link(category=''))}'>Any category</a></div>"
-        f"<div class='row'>Location: {locs} <a href='{e(link(location=''))}'>Anywhere</a></div>"
+        f"{search}<div class='row'>Category: {cats} <a href='{html_escape(link(category=''))}'>Any category</a></div>"
+        f"<div class='row'>Location: {locs} <a href='{html_escape(link(location=''))}'>Anywhere</a></div>"
         f"<div class='row'>Sort: {sorts}</div><p class='muted'>{len(rows)} listings</p>"
         + ("".join(_line(r) for r in rows) or "<p>No listings match.</p>")
     )
@@ -151,7 +151,7 @@ def listing(site: ClassifiedsSite, db: sqlite3.Connection, req: Request, lid: st
         ),
     )
     body = (
-        f"<div class='row'>{svg_swatch(l['id'], '#8a6', 140)}{facts}</div><p>{e(l['description'])}</p>"
+        f"<div class='row'>{svg_swatch(l['id'], '#8a6', 140)}{facts}</div><p>{html_escape(l['description'])}</p>"
         f"<div class='row'>{toggle}{own}</div>"
     )
     return site.page(l["title"], body)
@@ -172,7 +172,7 @@ def _ad_form(action: str, l: sqlite3.Row | None = None) -> str:  # noqa: E741
         return (
             f"<div class='row'>{name.title()}: "
             + "".join(
-                f"<label><input type='radio' name='{name}' value='{e(o)}'{' checked' if o == chosen else ''}> {e(o)}</label>"
+                f"<label><input type='radio' name='{name}' value='{html_escape(o)}'{' checked' if o == chosen else ''}> {html_escape(o)}</label>"
                 for o in options
             )
             + "</div>"
@@ -186,7 +186,7 @@ def _ad_form(action: str, l: sqlite3.Row | None = None) -> str:  # noqa: E741
         + "</div>"
         + ("" if l else radios("category", tuple(CATEGORIES), "") + radios("location", LOCATIONS, ""))
         + "<div class='row'><label>Description <textarea name='description' aria-label='Description' rows='3' "
-        f"cols='60'>{e(l['description']) if l else ''}</textarea></label></div>"
+        f"cols='60'>{html_escape(l['description']) if l else ''}</textarea></label></div>"
         + button("Save ad" if l else "Publish ad")
     )
     return form(action, inner)

@@ -9,7 +9,7 @@ import sqlite3
 
 import numpy as np
 
-from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.browser.site import Request, Response, Router, html_escape, row_by_id
 from gui_envs.web.sites.base import WebSite, button, form, text_input
 
 ME = "alex"
@@ -118,8 +118,8 @@ def shown_score(db: sqlite3.Connection, p: sqlite3.Row) -> int:
 def _post_line(db: sqlite3.Connection, p: sqlite3.Row) -> str:
     n = db.execute("SELECT COUNT(*) FROM comments WHERE post_id=?", (p["id"],)).fetchone()[0]
     return (
-        f"<div class='post'><a href='/post/{p['id']}'>{e(p['title'])}</a><div class='muted'>"
-        f"{shown_score(db, p)} points · by <a href='/user/{e(p['author'])}'>{e(p['author'])}</a> · "
+        f"<div class='post'><a href='/post/{p['id']}'>{html_escape(p['title'])}</a><div class='muted'>"
+        f"{shown_score(db, p)} points · by <a href='/user/{html_escape(p['author'])}'>{html_escape(p['author'])}</a> · "
         f"{n} comments</div></div>"
     )
 
@@ -131,8 +131,8 @@ def index(site: ForumSite, db: sqlite3.Connection, req: Request) -> Response:
         " (SELECT 1 FROM subscriptions x WHERE x.subforum = s.name) AS sub FROM subforums s ORDER BY name"
     ).fetchall()
     items = "".join(
-        f"<div class='post'><a href='/f/{e(s['name'])}'>f/{e(s['name'])}</a> <span class='muted'>"
-        f"{e(s['description'])} · {s['n']} posts{' · subscribed' if s['sub'] else ''}</span></div>"
+        f"<div class='post'><a href='/f/{html_escape(s['name'])}'>f/{html_escape(s['name'])}</a> <span class='muted'>"
+        f"{html_escape(s['description'])} · {s['n']} posts{' · subscribed' if s['sub'] else ''}</span></div>"
         for s in rows
     )
     return site.page("Forums", items)
@@ -153,11 +153,11 @@ def subforum(site: ForumSite, db: sqlite3.Connection, req: Request, sub: str) ->
     subscribed = db.execute("SELECT 1 FROM subscriptions WHERE subforum = ?", (sub,)).fetchone()
     toggle = form(f"/f/{sub}/subscribe", button("Unsubscribe" if subscribed else "Subscribe"), cls="inline")
     sorts = " ".join(
-        f"<a href='/f/{e(sub)}?sort={k}'>{label}</a>"
+        f"<a href='/f/{html_escape(sub)}?sort={k}'>{label}</a>"
         for k, label in (("new", "Newest"), ("top", "Top"), ("title", "By title"))
     )
     body = (
-        f"<p class='muted'>{e(s['description'])}</p><div class='row'><a class='button' href='/f/{e(sub)}/new'>"
+        f"<p class='muted'>{html_escape(s['description'])}</p><div class='row'><a class='button' href='/f/{html_escape(sub)}/new'>"
         f"New post</a>{toggle}</div><div class='row'>Sort: {sorts}</div>"
         + "".join(_post_line(db, p) for p in posts)
     )
@@ -181,7 +181,7 @@ def post(site: ForumSite, db: sqlite3.Connection, req: Request, pid: str) -> Res
         )
     comments = db.execute("SELECT * FROM comments WHERE post_id=? ORDER BY id", (p["id"],)).fetchall()
     clist = "".join(
-        f"<div class='post'><b>{e(c['author'])}</b>: <span>{e(c['body'])}</span></div>" for c in comments
+        f"<div class='post'><b>{html_escape(c['author'])}</b>: <span>{html_escape(c['body'])}</span></div>" for c in comments
     )
     add = form(
         f"/post/{p['id']}/comment",
@@ -189,9 +189,9 @@ def post(site: ForumSite, db: sqlite3.Connection, req: Request, pid: str) -> Res
         + button("Post comment"),
     )
     body = (
-        f"<p class='muted'>in <a href='/f/{e(p['subforum'])}'>f/{e(p['subforum'])}</a> by "
-        f"<a href='/user/{e(p['author'])}'>{e(p['author'])}</a> · <span>{shown_score(db, p)} points</span></p>"
-        f"<p>{e(p['body'])}</p><div class='row'>{votes}{own}</div><h2>{len(comments)} comments</h2>{clist}{add}"
+        f"<p class='muted'>in <a href='/f/{html_escape(p['subforum'])}'>f/{html_escape(p['subforum'])}</a> by "
+        f"<a href='/user/{html_escape(p['author'])}'>{html_escape(p['author'])}</a> · <span>{shown_score(db, p)} points</span></p>"
+        f"<p>{html_escape(p['body'])}</p><div class='row'>{votes}{own}</div><h2>{len(comments)} comments</h2>{clist}{add}"
     )
     return site.page(p["title"], body)
 
@@ -247,7 +247,7 @@ def _post_form(action: str, title: str = "", body: str = "", label: str = "Creat
     return form(
         action,
         "<div class='row'>" + text_input("title", "Title", title) + "</div><div class='row'><label>Body "
-        f"<textarea name='body' aria-label='Body' rows='4' cols='60'>{e(body)}</textarea></label></div>"
+        f"<textarea name='body' aria-label='Body' rows='4' cols='60'>{html_escape(body)}</textarea></label></div>"
         + button(label),
     )
 
@@ -289,7 +289,7 @@ def profile(site: ForumSite, db: sqlite3.Connection, req: Request, name: str) ->
     if name == ME:
         edit_bio = form(f"/user/{ME}/bio", text_input("bio", "Bio", u["bio"]) + button("Save bio"), cls="row")
     body = (
-        f"<p>{e(u['bio'])}</p><p class='muted'>{u['karma']} karma · {len(posts)} posts</p>{edit_bio}"
+        f"<p>{html_escape(u['bio'])}</p><p class='muted'>{u['karma']} karma · {len(posts)} posts</p>{edit_bio}"
         + "".join(_post_line(db, p) for p in posts)
     )
     return site.page(f"u/{name}", body)

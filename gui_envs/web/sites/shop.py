@@ -9,7 +9,7 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.browser.site import Request, Response, Router, e, row_by_id
+from gui_envs.browser.site import Request, Response, Router, html_escape, row_by_id
 from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 PER_PAGE = 12
@@ -127,8 +127,8 @@ def _product(db: sqlite3.Connection, pid: str | int) -> sqlite3.Row:
 def _card(p: sqlite3.Row) -> str:
     return (
         f'<div class="card">{svg_swatch(p["id"], COLOURS[p["colour"]])}'
-        f'<a href="/product/{p["id"]}">{e(p["name"])}</a><div class="price">{money(p["price_cents"])}</div>'
-        f'<div class="muted">{e(p["category"])} · {p["rating"]:.1f} stars</div></div>'
+        f'<a href="/product/{p["id"]}">{html_escape(p["name"])}</a><div class="price">{money(p["price_cents"])}</div>'
+        f'<div class="muted">{html_escape(p["category"])} · {p["rating"]:.1f} stars</div></div>'
     )
 
 
@@ -160,13 +160,13 @@ def catalogue(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
         cls="row",
     )
     cats = (
-        " ".join(f'<a href="{e(link(category=c, page=""))}">{e(c)}</a>' for c in CATEGORIES)
-        + f' <a href="{e(link(category="", page=""))}">All categories</a>'
+        " ".join(f'<a href="{html_escape(link(category=c, page=""))}">{html_escape(c)}</a>' for c in CATEGORIES)
+        + f' <a href="{html_escape(link(category="", page=""))}">All categories</a>'
     )
-    sorts = " ".join(f'<a href="{e(link(sort=k, page=""))}">{e(v[0])}</a>' for k, v in SORTS.items())
+    sorts = " ".join(f'<a href="{html_escape(link(sort=k, page=""))}">{html_escape(v[0])}</a>' for k, v in SORTS.items())
     pages = (len(rows) + PER_PAGE - 1) // PER_PAGE
     pager = " ".join(
-        f'<a href="{e(link(page=str(n)))}">Page {n}</a>' if n != page else f"<b>Page {n}</b>"
+        f'<a href="{html_escape(link(page=str(n)))}">Page {n}</a>' if n != page else f"<b>Page {n}</b>"
         for n in range(1, pages + 1)
     )
     grid = "".join(_card(p) for p in shown) or "<p>No products match.</p>"
@@ -185,8 +185,8 @@ def product(site: ShopSite, db: sqlite3.Connection, req: Request, pid: str) -> R
         options += (
             "<div class='row'>Colour: "
             + "".join(
-                f'<label><input type="radio" name="colour" value="{e(c)}"{" checked" if c == p["colour"] else ""}>'
-                f" {e(c)}</label>"
+                f'<label><input type="radio" name="colour" value="{html_escape(c)}"{" checked" if c == p["colour"] else ""}>'
+                f" {html_escape(c)}</label>"
                 for c in p["colours"].split(",")
             )
             + "</div>"
@@ -240,8 +240,8 @@ def product(site: ShopSite, db: sqlite3.Connection, req: Request, pid: str) -> R
     stock = f"{p['stock']} in stock" if p["stock"] else "Out of stock"
     body = (
         f"<div class='row'>{svg_swatch(p['id'], COLOURS[p['colour']], 160)}<div><p class='price'>"
-        f"{money(p['price_cents'])}</p><p>{e(p['description'])}</p><p class='muted'>Brand: {e(p['brand'])} · "
-        f"{e(p['category'])} · Rating {p['rating']:.1f} · {stock}</p>{wish}</div></div>{buy}{facts}"
+        f"{money(p['price_cents'])}</p><p>{html_escape(p['description'])}</p><p class='muted'>Brand: {html_escape(p['brand'])} · "
+        f"{html_escape(p['category'])} · Rating {p['rating']:.1f} · {stock}</p>{wish}</div></div>{buy}{facts}"
     )
     return site.page(p["name"], body)
 
@@ -267,7 +267,7 @@ def wishlist(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
         "SELECT p.* FROM wishlist w JOIN products p ON p.id = w.product_id ORDER BY w.added"
     ).fetchall()
     items = "".join(
-        f"<div class='post row'><a href='/product/{p['id']}'>{e(p['name'])}</a> <span class='price'>"
+        f"<div class='post row'><a href='/product/{p['id']}'>{html_escape(p['name'])}</a> <span class='price'>"
         f"{money(p['price_cents'])}</span>"
         + form(
             "/wishlist/remove",
@@ -327,8 +327,8 @@ def cart(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
     rows = cart_rows(db)
     total = sum(r["qty"] * r["price_cents"] for r in rows)
     items = "".join(
-        f"<div class='post row'><a href='/product/{r['id']}'>{e(r['name'])}</a>"
-        f"<span class='muted'>{e(' '.join(x for x in (r['colour'], r['size']) if x))}</span>"
+        f"<div class='post row'><a href='/product/{r['id']}'>{html_escape(r['name'])}</a>"
+        f"<span class='muted'>{html_escape(' '.join(x for x in (r['colour'], r['size']) if x))}</span>"
         f"<span class='price'>{money(r['price_cents'])}</span>"
         + form(
             "/cart/update",
@@ -352,7 +352,7 @@ def checkout_form(site: ShopSite, db: sqlite3.Connection, req: Request) -> Respo
         "<div class='row'>Shipping: "
         + "".join(
             f'<label><input type="radio" name="shipping" value="{k}"{" checked" if k == "standard" else ""}>'
-            f" {e(v[0])} (+{money(v[1])})</label>"
+            f" {html_escape(v[0])} (+{money(v[1])})</label>"
             for k, v in SHIPPING.items()
         )
         + "</div>"
@@ -394,7 +394,7 @@ def checkout(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
 def orders(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
     rows = db.execute("SELECT * FROM orders ORDER BY id DESC").fetchall()
     items = "".join(
-        f"<div class='post row'><a href='/orders/{o['id']}'>Order #{o['id']}</a> <span>{e(o['status'])}</span>"
+        f"<div class='post row'><a href='/orders/{o['id']}'>Order #{o['id']}</a> <span>{html_escape(o['status'])}</span>"
         f"<span class='price'>{money(o['total_cents'])}</span></div>"
         for o in rows
     )
@@ -419,8 +419,8 @@ def order(site: ShopSite, db: sqlite3.Connection, req: Request, oid: str) -> Res
     )
     cancel = form(f"/orders/{o['id']}/cancel", button("Cancel order")) if o["status"] == "placed" else ""
     body = (
-        f"<p>Status: <b>{e(o['status'])}</b></p><p>Ship to {e(o['name'])}, {e(o['address'])} "
-        f"({e(o['shipping'])})</p>{rows}<p>Total: <b>{money(o['total_cents'])}</b></p>{cancel}"
+        f"<p>Status: <b>{html_escape(o['status'])}</b></p><p>Ship to {html_escape(o['name'])}, {html_escape(o['address'])} "
+        f"({html_escape(o['shipping'])})</p>{rows}<p>Total: <b>{money(o['total_cents'])}</b></p>{cancel}"
     )
     return site.page(f"Order #{o['id']}", body)
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gui_envs.actions import Action
+from gui_envs.actions import MAX_SCROLL_AMOUNT, Action
 from gui_envs.android.apps.expenses import Expenses
 from gui_envs.android.backend import DeviceActionError
 from gui_envs.android.env import GuiAndroidEnv
@@ -108,7 +108,7 @@ def test_a_swipe_or_scroll_past_the_edge_is_clamped(android_env: GuiAndroidEnv) 
     android_env.step(Action(type="open_app", app="Contacts"))
     for action in (
         Action(type="swipe", point=(180, 400), end_point=(9e5, -9e5)),
-        Action.scroll("down", 1e300),
+        Action.scroll("down", MAX_SCROLL_AMOUNT),  # the largest scroll an Action holds; the phone clamps it
         Action(type="long_press", point=(180, 400), duration=0.1),
     ):
         _, _, _, _, info = android_env.step(action)

@@ -6,24 +6,10 @@ import gymnasium as gym
 import pytest
 
 import gui_envs  # noqa: F401
-from agents.ground_baselines import string_match_point
-from gui_envs.actions import Action
 from gui_envs.android.ground import structural_descriptions
 from gui_envs.android.hierarchy import parse_hierarchy
-from gui_envs.browser.observation import parse_elements
 from tests.gui_envs.android.conftest import needs_chromium
-
-
-def _string_matcher_hits(env: gym.Env, seeds: range) -> int:
-    """How many episodes the string-matching baseline wins, judged by the env's own reward."""
-    hits = 0
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        point = string_match_point(obs["instruction"], parse_elements(obs["elements"]))
-        assert point is not None
-        _, reward, *_ = env.step(Action.click(*point))
-        hits += int(reward)
-    return hits
+from tests.oracle_helpers import string_matcher_hits
 
 
 @needs_chromium
@@ -33,7 +19,7 @@ def test_string_matching_does_not_solve_the_default_instructions() -> None:
     for describe, check in (("structure", lambda h: h <= 1), ("text", lambda h: h == len(seeds))):
         env = gym.make("GuiAndroidGround-v0", describe=describe)
         try:
-            assert check(_string_matcher_hits(env, seeds)), describe
+            assert check(string_matcher_hits(env, seeds)), describe
             env.reset(seed=0)
             _, reward, *_ = env.step(env.unwrapped.oracle_action())
             assert reward == 1.0

@@ -8,11 +8,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
-from agents.ground_baselines import string_match_point
 from gui_envs.actions import Action
-from gui_envs.browser.observation import parse_elements
 from gui_envs.privileged import privileged_of
 from gui_envs.web.describe import describe_page
+from tests.oracle_helpers import string_matcher_hits
 
 
 def test_ground_text_mode() -> None:
@@ -53,24 +52,12 @@ def test_ground_box_mode() -> None:
         env.close()
 
 
-def _string_matcher_hits(env: gym.Env, seeds: range) -> int:
-    """How many episodes the string-matching baseline wins, judged by the env's own reward."""
-    hits = 0
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        point = string_match_point(obs["instruction"], parse_elements(obs["elements"]))
-        assert point is not None
-        _, reward, *_ = env.step(Action.click(*point))
-        hits += int(reward)
-    return hits
-
-
 def test_string_matching_does_not_solve_the_default_instructions() -> None:
     """Regression: ``click the "<exact unique text>"`` let a string matcher score 20/20."""
     seeds = range(6)
     env = gym.make("GuiWebGround-v0")
     try:
-        assert _string_matcher_hits(env, seeds) <= 1
+        assert string_matcher_hits(env, seeds) <= 1
         obs, info = env.reset(seed=2)
         assert '"' + privileged_of(env)["target_element"]["text"] + '"' not in obs["instruction"]
         _, _, _, _, after = env.step(env.unwrapped.oracle_action())
@@ -79,7 +66,7 @@ def test_string_matching_does_not_solve_the_default_instructions() -> None:
         env.close()
     env = gym.make("GuiWebGround-v0", describe="text")
     try:
-        assert _string_matcher_hits(env, seeds) == len(seeds)  # the old exact-text form, kept as an option
+        assert string_matcher_hits(env, seeds) == len(seeds)  # the old exact-text form, kept as an option
     finally:
         env.close()
     with pytest.raises(ValueError, match="describe"):

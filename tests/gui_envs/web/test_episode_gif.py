@@ -8,7 +8,7 @@ from PIL import Image
 
 from agents import OracleAgent
 from agents.episode import run_episode
-from gui_envs.replay import main, trajectory_to_gif
+from gui_envs.episode_gif import main, trajectory_to_gif
 from gui_envs.web.env import GuiWebEnv
 
 

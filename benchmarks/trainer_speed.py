@@ -1,0 +1,129 @@
+"""Seconds per GRPO step: guigym's trainer against TRL's ``GRPOTrainer``, same tiny model, same batch, same run.
+
+* **Model**: the tests' tiny random Llama (2 layers, hidden 32), CPU, one torch thread for both.
+* **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8; both with up to 16 new tokens
+  at temperature 1, one epoch, beta 0 (no reference), AdamW, no gradient checkpointing (TRL 1.x turns it on
+  by default; it is turned off so both do the same work).
+* **Task**: ``ClickGrid-v0`` prompts ("click cell c. Cell:"), reward 1 when the answer names the right cell.
+  guigym steps the real env (rollout through ``collect_groups``, the ``binary`` wrapper, the ``grpo``
+  estimator); TRL gets the same prompts from a dataset and a reward function doing the same check.
+* **Timed**: the wall time of each optimiser step after ``--warmup`` steps (guigym: rollout + scoring +
+  update, from its log; TRL: ``on_step_begin`` to ``on_step_end``, which includes its generation); the
+  median over ``--steps`` steps. Completion lengths differ run to run (the model may stop early), so the
+  mean generated length of each is printed beside it.
+
+TRL is a benchmark-only dependency: without it the script prints guigym's timings and says TRL was skipped.
+Run: ``python benchmarks/trainer_speed.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+BATCHES = {"small": (1, 4), "large": (8, 8)}  # (groups, rollouts per group)
+LABELS = "abcdefghi"
+
+
+def guigym_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Path) -> tuple[float, float]:
+    """Median seconds per step and mean completion length, guigym."""
+    from trainers.grpo import train
+    from trainers.grpo_config import GRPOConfig
+
+    config = GRPOConfig(
+        model=str(model), env_id="ClickGrid-v0", output_format="cell", reward="binary", estimator="grpo",
+        group_size=n, groups_per_step=groups, num_envs=groups * n, num_steps=warmup + steps, learning_rate=1e-4,
+        max_new_tokens=16, device="cpu", output_dir=str(out), progress=False, plot=False, max_grad_norm=1.0,
+    )  # fmt: skip
+    hist = train(config)["history"][warmup:]
+    times = [r["time_rollout"] + r["time_scoring"] + r["time_update"] for r in hist]
+    return statistics.median(times), statistics.mean(r["completion_len"] for r in hist)
+
+
+def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Path) -> tuple[float, float]:
+    """Median seconds per step and mean completion length, TRL ``GRPOTrainer``."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer, TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    rows = [{"prompt": [{"role": "user", "content": f"click cell {LABELS[i % 9]}. Cell:"}], "target": LABELS[i % 9]}
+            for i in range(groups * (warmup + steps) * 2)]  # fmt: skip
+
+    def reward(completions: list[Any], target: list[str], **_: Any) -> list[float]:
+        out = []
+        for c, t in zip(completions, target, strict=True):
+            text = c[0]["content"] if isinstance(c, list) else str(c)
+            first = next((ch for ch in text.lower() if ch in LABELS), None)
+            out.append(float(first == t))
+        return out
+
+    class Timer(TrainerCallback):
+        def __init__(self) -> None:
+            self.times: list[float] = []
+            self.t0 = 0.0
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            self.times.append(time.perf_counter() - self.t0)
+
+    lengths: list[float] = []
+
+    class Lengths(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
+            if logs and "completions/mean_length" in logs:
+                lengths.append(float(logs["completions/mean_length"]))
+
+    args = GRPOConfig(
+        output_dir=str(out), per_device_train_batch_size=groups * n, num_generations=n, max_completion_length=16,
+        max_steps=warmup + steps, learning_rate=1e-4, beta=0.0, temperature=1.0, logging_steps=1,
+        report_to="none", save_strategy="no", use_cpu=True, max_grad_norm=1.0, seed=0,
+        gradient_checkpointing=False, disable_tqdm=True, log_level="error",
+    )  # fmt: skip
+    timer = Timer()
+    trainer = GRPOTrainer(
+        model=str(model), reward_funcs=reward, args=args, train_dataset=Dataset.from_list(rows),
+        processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"), callbacks=[timer, Lengths()],
+    )  # fmt: skip
+    trainer.train()
+    return statistics.median(timer.times[warmup:]), (statistics.mean(lengths[warmup:]) if lengths else float("nan"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+
+    import torch
+
+    from tests.agents.tiny_models import build_causal_lm
+
+    torch.set_num_threads(1)
+    tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
+    model = build_causal_lm(tmp / "tiny")
+    have_trl = importlib.util.find_spec("trl") is not None
+    print("| batch | guigym s/step | guigym mean len | TRL s/step | TRL mean len | guigym / TRL |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, (groups, n) in BATCHES.items():
+        g_t, g_len = guigym_step(model, groups, n, args.steps, args.warmup, tmp / f"g-{name}")
+        if have_trl:
+            t_t, t_len = trl_step(model, groups, n, args.steps, args.warmup, tmp / f"t-{name}")
+            print(f"| {name} ({groups}x{n}) | {g_t:.3f} | {g_len:.1f} | {t_t:.3f} | {t_len:.1f} | {g_t / t_t:.2f}x |")
+        else:
+            print(f"| {name} ({groups}x{n}) | {g_t:.3f} | {g_len:.1f} | skipped | - | - |")
+    if not have_trl:
+        print("TRL is not installed (pip install trl): its column was skipped.")
+
+
+if __name__ == "__main__":
+    main()

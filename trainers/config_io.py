@@ -1,0 +1,91 @@
+"""Trainer configs from YAML files and ``key=value`` overrides, with unknown keys caught early.
+
+Every trainer config is a dataclass whose ``__post_init__`` validates it; this module only gets the values
+in. A YAML file is a flat mapping of field names; an override ``lr=1e-3`` is parsed as YAML (numbers,
+booleans, lists, mappings) and wins over the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A trainer config is wrong; the message names the field and says what to change."""
+
+
+class UnknownConfigKeyError(ConfigError):
+    """A config file or override names a field the config does not have."""
+
+
+def config_from_dict(cls: type[T], values: Mapping[str, Any]) -> T:
+    """``cls(**values)`` after checking every key is a field of ``cls``.
+
+    Raises:
+        UnknownConfigKeyError: for a key that is not a field, with the closest field names.
+    """
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    for key in values:
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), sorted(fields), n=2)
+            hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise UnknownConfigKeyError(
+                f"{cls.__name__} has no field {key!r}.{hint} Known fields: {', '.join(sorted(fields))}"
+            )
+    return cls(**values)
+
+
+def parse_overrides(overrides: Sequence[str]) -> dict[str, Any]:
+    """``["lr=1e-3", "lora=true"]`` -> ``{"lr": 0.001, "lora": True}`` (each value parsed as YAML)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} must be KEY=VALUE, e.g. learning_rate=1e-5")
+        key, value = item.split("=", 1)
+        out[key.strip()] = yaml.safe_load(value) if value.strip() else None
+    return out
+
+
+def load_config(cls: type[T], path: str | Path | None = None, overrides: Sequence[str] = ()) -> T:
+    """A ``cls`` config from a YAML file (optional) with ``key=value`` overrides applied on top.
+
+    Raises:
+        ConfigError: the file is missing or is not a mapping; UnknownConfigKeyError for unknown keys.
+    """
+    import yaml
+
+    values: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {str(p)!r} does not exist")
+        loaded = yaml.safe_load(p.read_text())
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(p)!r} must hold a mapping of field: value, got {type(loaded).__name__}")
+        values.update(loaded or {})
+    values.update(parse_overrides(overrides))
+    for key, value in list(values.items()):
+        # YAML 1.1 reads "1e-6" as a string (it wants "1.0e-6"); coerce where the field's default is a float.
+        if isinstance(value, str):
+            default = _field_default(cls, key)
+            if isinstance(default, float):
+                try:
+                    values[key] = float(value)
+                except ValueError:
+                    pass
+    return config_from_dict(cls, values)
+
+
+def _field_default(cls: type[Any], name: str) -> Any:
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            return f.default
+    return None

@@ -1,0 +1,405 @@
+"""GRPO for GUI agents, one file, top to bottom (seed 000 App. B.5; seed 001 section 3).
+
+One optimiser step:
+
+    seeds   = the next ``groups_per_step`` seeds of the stream (this rank's share)    # data position
+    groups  = collect_groups(envs, policy, seeds, N)      # (G, N) episodes; reward wrapper = config.reward
+    r       = episode reward of each rollout              # (G, N)
+    A       = ESTIMATORS[config.estimator](r, clicks, boxes)  # (G, N) or (G, N, T)
+    for epoch in range(epochs):                           # old log-probs stored once, before epoch 0
+        loss = clipped surrogate + beta * k3 KL, aggregated as config.loss_agg
+        step AdamW
+
+Every step of every episode is one sample (its prompt and its sampled completion); in a multi-turn episode
+each step takes the episode's advantage. The reward is read by the env's reward wrapper from the privileged
+channel (target boxes); the policy never sees it. Runs unchanged under ``accelerate launch`` (DDP): each
+rank collects its share of the groups, gradients are averaged across ranks.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+import gui_envs  # noqa: F401  (registers the env ids)
+from gui_envs.trajectory import Trajectory
+from trainers.advantages import GroupBatch, get_estimator
+from trainers.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    set_rng_state,
+)
+from trainers.grpo_config import GRPOConfig
+from trainers.policy import (
+    apply_lora,
+    completion_logprobs,
+    encode_batch,
+    resolve_output_format,
+    trainable_state,
+)
+from trainers.reward_fns import make_reward_env
+from trainers.rollout import RolloutConfig, collect_groups, make_workers
+from trainers.run_log import RunLog, plot_curve
+
+# ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
+
+
+def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimator of ``KL(pi_theta || pi_ref)``: ``exp(q - p) - (q - p) - 1`` with ``p = log
+    pi_theta``, ``q = log pi_ref`` (Schulman 2020; GRPO, Shao et al. 2024 Eq. 4). Non-negative, unbiased."""
+    d = ref_logp - logp  # (B, T)
+    return torch.exp(d) - d - 1.0
+
+
+def aggregate(per_token: torch.Tensor, mask: torch.Tensor, mode: str, max_len: int | None = None) -> torch.Tensor:
+    """Reduce a ``(B, T)`` per-token loss to a scalar.
+
+    * ``token-mean``: ``sum_bt l * m / sum_bt m`` (every token weighs the same; DAPO section 3.3).
+    * ``seq-mean-token-mean``: ``mean_b (sum_t l * m / sum_t m)`` (every sequence weighs the same; GRPO).
+    * ``seq-mean-token-sum-norm``: ``mean_b (sum_t l * m) / max_len`` with a constant ``max_len`` (Dr. GRPO,
+      Liu et al. 2025 section 3.1: no length bias); default ``T``.
+    """
+    m = mask.to(per_token.dtype)
+    if mode == "token-mean":
+        return (per_token * m).sum() / m.sum().clamp(min=1.0)
+    if mode == "seq-mean-token-mean":
+        return ((per_token * m).sum(-1) / m.sum(-1).clamp(min=1.0)).mean()
+    if mode == "seq-mean-token-sum-norm":
+        return (per_token * m).sum(-1).mean() / float(max_len or per_token.shape[-1])
+    raise ValueError(f"unknown loss_agg {mode!r}")
+
+
+def grpo_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    eps_low: float = 0.2,
+    eps_high: float = 0.28,
+    beta: float = 0.0,
+    ref_logp: torch.Tensor | None = None,
+    loss_agg: str = "token-mean",
+    max_len: int | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The clipped GRPO objective with an optional k3 KL term (seed 000 App. B.5, ``L_GRPO``).
+
+    Per token: ``l = -min(rho * A, clip(rho, 1 - eps_low, 1 + eps_high) * A) + beta * KL_k3`` with
+    ``rho = exp(logp - old_logp)``, then :func:`aggregate`.
+
+    Args:
+        logp: ``(B, T)`` log-probs under the current policy (with gradients).
+        old_logp: ``(B, T)`` log-probs under the sampling policy.
+        advantages: ``(B,)`` per sequence or ``(B, T)`` per token.
+        mask: ``(B, T)`` 1 on completion tokens.
+        eps_low, eps_high: clip range.
+        beta: KL coefficient; needs ``ref_logp`` when > 0.
+        ref_logp: ``(B, T)`` reference log-probs.
+        loss_agg: see :func:`aggregate`.
+        max_len: the constant of ``seq-mean-token-sum-norm``.
+
+    Returns:
+        The scalar loss and statistics (``clip_frac``, ``kl``, ``ratio_mean``) over the masked tokens.
+    """
+    adv = advantages if advantages.dim() == 2 else advantages[:, None]  # (B, T) or (B, 1)
+    ratio = torch.exp(logp - old_logp)  # (B, T)
+    surrogate = ratio * adv
+    clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high) * adv
+    per_token = -torch.minimum(surrogate, clipped)  # (B, T)
+    m = mask.bool()
+    kl = torch.zeros_like(per_token)
+    if beta > 0:
+        if ref_logp is None:
+            raise ValueError("beta > 0 needs ref_logp")
+        kl = k3_kl(logp, ref_logp)
+        per_token = per_token + beta * kl
+    loss = aggregate(per_token, mask, loss_agg, max_len)
+    with torch.no_grad():
+        adv_b = adv.expand_as(ratio)
+        # The gradient is cut where the clipped term is the smaller one (it is constant in theta there).
+        was_clipped = ((ratio < 1.0 - eps_low) & (adv_b < 0)) | ((ratio > 1.0 + eps_high) & (adv_b > 0))
+        n = m.sum().clamp(min=1)
+        stats = {
+            "clip_frac": float((was_clipped & m).sum() / n),
+            "kl": float((kl * m).sum() / n),
+            "ratio_mean": float((ratio * m).sum() / n),
+        }
+    return loss, stats
+
+
+# ----- rollouts to samples -------------------------------------------------------------------------------
+
+
+@dataclass
+class Sample:
+    """One sampled completion to train on: an env step of an episode, with its advantage."""
+
+    prompt: str
+    token_ids: list[int]
+    logprobs: list[float] | None
+    advantage: float | np.ndarray
+    image: Any = None
+
+
+def group_batch(groups: list[list[Trajectory]]) -> GroupBatch:
+    """Rewards, successes, first-step clicks and target boxes of ``G`` groups of ``N`` episodes."""
+    g, n = len(groups), len(groups[0])
+    rewards = np.array([[sum(s.reward for s in t.steps) for t in grp] for grp in groups])  # (G, N)
+    success = np.array([[bool(t.success) for t in grp] for grp in groups])  # (G, N)
+    coords = np.full((g, n, 2), np.nan)  # (G, N, 2) pixels; NaN: no located action
+    boxes = np.full((g, 4), np.nan)  # (G, 4) pixels (privileged)
+    for i, grp in enumerate(groups):
+        for j, traj in enumerate(grp):
+            action = traj.steps[0].action if traj.steps else None
+            if action is not None and action.point is not None:
+                coords[i, j] = action.point
+        box = groups[i][0].steps[0].privileged.get("target_bbox") if groups[i][0].steps else None
+        if box is not None:
+            boxes[i] = box
+    return GroupBatch(rewards, success, coords, boxes)
+
+
+def to_samples(groups: list[list[Trajectory]], adv: np.ndarray) -> list[Sample]:
+    """Every step with tokens becomes a sample carrying its episode's advantage (``(G, N)`` or ``(G, N, T)``)."""
+    out = []
+    for i, grp in enumerate(groups):
+        for j, traj in enumerate(grp):
+            for step in traj.steps:
+                if not step.token_ids or step.prompt is None:
+                    continue  # nothing was sampled (a scripted step): nothing to train
+                a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
+                out.append(Sample(step.prompt, list(step.token_ids), step.logprobs, a, step.screenshot))
+    return out
+
+
+# ----- the trainer ---------------------------------------------------------------------------------------
+
+
+def make_agent(config: GRPOConfig, device: str) -> Any:
+    """The policy: an :class:`agents.hf_agent.HFAgent` with the config's format and sampling."""
+    from agents.hf_agent import HFAgent
+
+    fmt = resolve_output_format(config.output_format, config.env_kwargs)
+    dtype = getattr(torch, config.dtype) if config.dtype else None
+    return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
+                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype)  # fmt: skip
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def train(config: GRPOConfig) -> dict[str, Any]:
+    """Run GRPO as configured; returns ``{"history": [per-step records], "model": the trained model}``."""
+    from accelerate import Accelerator
+
+    acc = Accelerator(cpu=config.device == "cpu")
+    rank, world = acc.process_index, acc.num_processes
+    seed_everything(config.seed + rank)  # ranks sample differently, start from the same weights
+    if config.deterministic:
+        torch.use_deterministic_algorithms(True)
+    out_dir = Path(config.output_dir)
+
+    # Policy, optional LoRA, optional reference (only when beta > 0).
+    agent = make_agent(config, str(acc.device))
+    gen = agent.generator
+    model = gen.model
+    if config.lora:
+        model = apply_lora(model, config.lora_r, config.lora_alpha, config.lora_target_modules)
+    if config.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    ref_model = None
+    if config.beta > 0 and not config.lora:
+        from agents.hf_agent import _load_model
+
+        ref_model = _load_model(config.model, gen.supports_images, gen.model.dtype, False).to(acc.device).eval()
+        ref_model.requires_grad_(False)
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    warmup = max(1, int(config.warmup_ratio * config.num_steps)) if config.warmup_ratio > 0 else 0
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
+    model, optimizer = acc.prepare(model, optimizer)
+    gen.model = acc.unwrap_model(model)  # generation runs on the unwrapped module; DDP shares its weights
+
+    start = 0
+    if config.resume:
+        path = latest_checkpoint(out_dir)
+        ckpt = load_checkpoint(path)
+        missing = set(trainable_state(gen.model)) - set(ckpt["model"])
+        if missing:
+            raise CheckpointError(
+                f"{str(path / 'model.pt')!r} lacks {sorted(missing)[:3]}: it was saved by another model or LoRA "
+                "setting; resume with the config that wrote it"
+            )
+        gen.model.load_state_dict(ckpt["model"], strict=False)
+        optimizer.load_state_dict(ckpt["optimizer"])
+        scheduler.load_state_dict(ckpt["scheduler"])
+        set_rng_state(ckpt["rng"])
+        start = int(ckpt["state"]["step"])
+
+    workers = make_workers(
+        [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
+         for _ in range(config.num_envs)]
+    )  # fmt: skip
+    rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)
+    estimator = get_estimator(config.estimator)
+    untempered = config.temperature == 1.0 and config.top_p is None and config.top_k is None
+    log = RunLog(out_dir / "metrics.jsonl", start) if acc.is_main_process else None
+    bar = None
+    if config.progress and acc.is_main_process:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.num_steps, initial=start, desc="grpo", unit="step")
+    history: list[dict[str, Any]] = []
+
+    for step in range(start, config.num_steps):
+        # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
+        #    repeats nor skips seeds.
+        t0 = time.perf_counter()
+        pos = step * config.groups_per_step
+        seeds = [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
+        gen.model.eval()
+        groups = collect_groups(workers, agent, seeds[rank::world], config.group_size, rollout_cfg)
+        t1 = time.perf_counter()
+
+        # 2. Scoring: episode rewards (the wrapper already graded each step) and advantages.
+        batch = group_batch(groups)
+        adv = np.asarray(estimator(batch, **config.estimator_kwargs), dtype=np.float64)  # (G, N) or (G, N, T)
+        samples = to_samples(groups, adv)
+        t2 = time.perf_counter()
+
+        # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.
+        stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered)
+        scheduler.step()
+        t3 = time.perf_counter()
+
+        n_tokens = sum(len(s.token_ids) for s in samples)
+        record = {
+            "step": step + 1,
+            "reward_mean": float(batch.rewards.mean()),
+            "reward_std": float(batch.rewards.std()),
+            "success_rate": float(batch.success.mean()),
+            "adv_mean": float(adv.mean()),
+            "adv_std": float(adv.std()),
+            "adv_abs_mean": float(np.abs(adv).mean()),
+            **stats,
+            "completion_len": n_tokens / max(1, len(samples)),
+            "tokens_per_s": n_tokens / max(t1 - t0, 1e-9),
+            "time_rollout": t1 - t0,
+            "time_scoring": t2 - t1,
+            "time_update": t3 - t2,
+            "lr": scheduler.get_last_lr()[0],
+        }
+        history.append(record)
+        if log is not None:
+            log.write(record)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(reward=f"{record['reward_mean']:.3f}", success=f"{record['success_rate']:.2f}")
+
+        # 4. Checkpoint (atomic) after the step is complete.
+        if config.save_every and (step + 1) % config.save_every == 0:
+            acc.wait_for_everyone()
+            if acc.is_main_process:
+                state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
+                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state)
+
+    if bar is not None:
+        bar.close()
+    workers.close()
+    acc.wait_for_everyone()
+    if acc.is_main_process:
+        gen.model.save_pretrained(out_dir / "final")
+        gen.tokenizer.save_pretrained(out_dir / "final")
+        if config.plot and log is not None:
+            plot_curve(log.path, out_dir / "learning_curve.png")
+    return {"history": history, "model": gen.model}
+
+
+def update(
+    config: GRPOConfig,
+    acc: Any,
+    model: Any,
+    gen: Any,
+    ref_model: Any,
+    optimizer: Any,
+    samples: list[Sample],
+    untempered: bool,
+) -> dict[str, float]:
+    """``epochs`` passes of ``mini_batches`` AdamW updates over ``samples``; returns mean statistics."""
+    if not samples:
+        return {"loss": 0.0, "clip_frac": 0.0, "kl": 0.0, "ratio_mean": 1.0, "entropy": float("nan")}
+    images = [[s.image] for s in samples] if samples[0].image is not None and gen.supports_images else None
+
+    def encode(rows: list[int]) -> Any:
+        return encode_batch(gen, [samples[r].prompt for r in rows], [samples[r].token_ids for r in rows],
+                            [images[r] for r in rows] if images else None)  # fmt: skip
+
+    full = encode(list(range(len(samples))))
+    # Text batches are tokenised once and sliced by row; image tensors do not slice by sample, so a VLM's
+    # mini-batches are encoded afresh.
+    rows_of = encode if images else full.select
+    t_max = full.completion_ids.shape[1]
+    # Old log-probs: the sampler's own when it drew from softmax(logits) untouched, else recomputed.
+    if untempered and all(s.logprobs is not None for s in samples):
+        old = torch.zeros((len(samples), t_max), device=full.completion_ids.device)  # (B, T)
+        for i, s in enumerate(samples):
+            old[i, : len(s.logprobs)] = torch.as_tensor(s.logprobs)  # type: ignore[arg-type]
+    else:
+        with torch.no_grad():
+            old = completion_logprobs(gen.model, full, config.temperature)[0]  # (B, T)
+    ref = None
+    if config.beta > 0:
+        with torch.no_grad():
+            if config.lora:
+                with gen.model.disable_adapter():  # the LoRA reference: the frozen base model
+                    ref = completion_logprobs(gen.model, full, config.temperature)[0]
+            else:
+                ref = completion_logprobs(ref_model, full, config.temperature)[0]
+    adv = torch.zeros((len(samples), t_max), device=old.device)  # (B, T): per-sequence values broadcast
+    for i, s in enumerate(samples):
+        a = torch.as_tensor(np.asarray(s.advantage, dtype=np.float32), device=old.device)
+        adv[i, : len(s.token_ids)] = a
+    model.train()
+    sums: dict[str, float] = {}
+    n_updates = 0
+    size = math.ceil(len(samples) / config.mini_batches)
+    for _ in range(config.epochs):
+        perm = torch.randperm(len(samples)).tolist()
+        for k in range(0, len(samples), size):
+            rows = perm[k : k + size]
+            mb = rows_of(rows)
+            t = mb.completion_ids.shape[1]
+            logp, ent = completion_logprobs(model, mb, config.temperature, with_entropy=True)  # (b, T)
+            loss, st = grpo_loss(
+                logp, old[rows, :t], adv[rows, :t], mb.completion_mask,
+                eps_low=config.eps_low, eps_high=config.eps_high, beta=config.beta,
+                ref_logp=ref[rows, :t] if ref is not None else None,
+                loss_agg=config.loss_agg, max_len=config.max_new_tokens,
+            )  # fmt: skip
+            optimizer.zero_grad(set_to_none=True)
+            acc.backward(loss)
+            if config.max_grad_norm > 0:
+                acc.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+            optimizer.step()
+            m = mb.completion_mask.bool()
+            st["entropy"] = float(ent[m].mean()) if ent is not None else float("nan")
+            st["loss"] = float(loss.detach())
+            for key, v in st.items():
+                sums[key] = sums.get(key, 0.0) + v
+            n_updates += 1
+    model.eval()
+    return {k: v / n_updates for k, v in sums.items()}

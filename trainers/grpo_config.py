@@ -1,0 +1,148 @@
+"""The GRPO trainer's config: one documented field per knob, checked in ``__post_init__``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainers.advantages import get_estimator
+from trainers.config_io import ConfigError, load_config
+from trainers.reward_fns import check_reward_name
+
+#: Loss aggregation modes (see :func:`trainers.grpo.grpo_loss`).
+LOSS_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+
+
+@dataclass
+class GRPOConfig:
+    """Everything one GRPO run needs. Load with :meth:`from_yaml`; unknown keys are an error."""
+
+    model: str = ""
+    """Hugging Face model path or hub id (causal LM or VLM)."""
+    env_id: str = "ClickGrid-v0"
+    """Registered gymnasium id to train on."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Constructor arguments of the env."""
+    reward: str = "env"
+    """Reward by name: ``env``, ``binary``, ``ssl``, ``continuous`` or ``ipl`` (see ``trainers.grpo.REWARD_NAMES``)."""
+    reward_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Arguments of the reward wrapper (e.g. ``alpha`` for ``ssl``)."""
+    estimator: str = "grpo"
+    """Advantage estimator by name: ``grpo``, ``dr_grpo``, ``sca``, ``none`` or one a user registered."""
+    estimator_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Arguments of the estimator (``sca``: fields of ``rewards.sca_config.SCAConfig``)."""
+    output_format: str = "auto"
+    """Prompt/answer format: ``auto``, ``gui_r1``, ``text`` or ``cell`` (cell numbers, for ClickGrid)."""
+    group_size: int = 8
+    """Rollouts per group ``N`` (same task, same seed)."""
+    groups_per_step: int = 4
+    """Groups (distinct seeds) per optimiser step; the batch is ``groups_per_step * group_size`` episodes."""
+    num_envs: int = 8
+    """Env copies the rollouts are scheduled over (per process)."""
+    seed_start: int = 0
+    """First env reset seed of the training stream; step ``s`` uses the next ``groups_per_step`` seeds."""
+    num_train_seeds: int = 1_000_000
+    """Size of the seed stream; seeds wrap around after it (a small value repeats tasks)."""
+    max_episode_steps: int = 1
+    """Step cap per episode (1: single-step grounding)."""
+    num_steps: int = 100
+    """Optimiser steps (one rollout batch each)."""
+    epochs: int = 1
+    """Passes over each rollout batch; the old log-probs are stored once, before the first pass."""
+    mini_batches: int = 1
+    """Optimiser updates per pass (the batch is split into this many mini-batches)."""
+    learning_rate: float = 1e-6
+    """AdamW learning rate (SSL Table 6: 1e-6)."""
+    weight_decay: float = 0.01
+    """AdamW weight decay."""
+    warmup_ratio: float = 0.0
+    """Fraction of ``num_steps`` with a linear learning-rate warm-up (then constant)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping norm (0: off)."""
+    eps_low: float = 0.2
+    """Lower clip range: the ratio is clipped at ``1 - eps_low`` (seed 000 App. B.5)."""
+    eps_high: float = 0.28
+    """Upper clip range: ``1 + eps_high`` (DAPO's clip-higher)."""
+    beta: float = 0.0
+    """k3 KL coefficient; the reference model is loaded only when ``beta > 0``."""
+    loss_agg: str = "token-mean"
+    """``token-mean``, ``seq-mean-token-mean`` or ``seq-mean-token-sum-norm``."""
+    temperature: float = 1.0
+    """Sampling temperature (> 0); the trained log-probs use the same temperature."""
+    top_p: float | None = None
+    """Nucleus mass, or ``None``."""
+    top_k: int | None = None
+    """Top-k cut, or ``None``."""
+    max_new_tokens: int = 256
+    """Completion budget per step, in tokens; also ``seq-mean-token-sum-norm``'s constant."""
+    lora: bool = False
+    """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
+    lora_r: int = 16
+    """LoRA rank."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator."""
+    lora_target_modules: str | list[str] = "all-linear"
+    """Modules that get adapters."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass (less memory, more time)."""
+    dtype: str | None = None
+    """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None`` (the checkpoint's)."""
+    device: str | None = None
+    """Torch device; default the accelerator's (CUDA when available)."""
+    seed: int = 0
+    """Seeds torch, numpy and Python once at start."""
+    deterministic: bool = False
+    """``torch.use_deterministic_algorithms`` (bit-identical resumes on CPU)."""
+    output_dir: str = "runs/grpo"
+    """Where logs, the learning curve, checkpoints and the final model go."""
+    save_every: int = 0
+    """Checkpoint every this many steps (0: only at the end)."""
+    resume: bool = False
+    """Continue from the latest checkpoint in ``output_dir`` (an error when there is none)."""
+    progress: bool = True
+    """Show a progress bar with the running reward."""
+    plot: bool = True
+    """Write ``learning_curve.png`` beside the JSONL log."""
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, msg: str) -> None:
+            if not ok:
+                raise ConfigError(msg)
+
+        need(bool(self.model), "model is empty: set model to a Hugging Face path or hub id")
+        for name in ("group_size", "groups_per_step", "num_envs", "num_steps", "epochs", "mini_batches",
+                     "max_new_tokens", "max_episode_steps", "num_train_seeds", "lora_r"):  # fmt: skip
+            value = getattr(self, name)
+            need(isinstance(value, int) and value >= 1, f"{name} must be an integer >= 1, got {value!r}")
+        need(self.group_size >= 2 or self.estimator == "none",
+             f"group_size={self.group_size}: group-relative estimators need >= 2 rollouts; raise it or use estimator='none'")  # fmt: skip
+        need((self.groups_per_step * self.group_size) % self.mini_batches == 0,
+             f"mini_batches={self.mini_batches} must divide the batch of {self.groups_per_step * self.group_size} episodes")  # fmt: skip
+        need(self.learning_rate > 0, f"learning_rate must be > 0, got {self.learning_rate}")
+        need(0 <= self.eps_low < 1, f"eps_low must be in [0, 1) (default 0.2), got {self.eps_low}")
+        need(self.eps_high >= 0, f"eps_high must be >= 0 (default 0.28), got {self.eps_high}")
+        need(self.beta >= 0, f"beta must be >= 0 (0 turns the KL term and the reference off), got {self.beta}")
+        need(self.loss_agg in LOSS_AGGREGATIONS, f"loss_agg={self.loss_agg!r}: use one of {LOSS_AGGREGATIONS}")
+        need(self.temperature > 0, f"temperature must be > 0 for sampling, got {self.temperature}")
+        need(0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        need(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0 (0: off), got {self.max_grad_norm}")
+        need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
+        need(self.dtype in (None, "bfloat16", "float16", "float32"),
+             f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
+        # The names are checked against the registries here so a typo fails before any model loads.
+        check_reward_name(self.reward)
+        get_estimator(self.estimator)
+
+    @property
+    def batch_size(self) -> int:
+        """Episodes per optimiser step."""
+        return self.groups_per_step * self.group_size
+
+    @classmethod
+    def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> GRPOConfig:
+        """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
+        return load_config(cls, path, overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

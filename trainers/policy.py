@@ -1,0 +1,130 @@
+"""The trained policy's side of the trainers: loading (LoRA, checkpointing, dtype) and batched log-probs.
+
+Both GRPO and SFT score completions the same way: prompt tokens (left padded, as generation saw them) followed
+by completion tokens (right padded), one forward pass, ``log_softmax(logits / T)`` gathered at the completion
+tokens. Positions follow the attention mask so that left padding does not shift them (generation counts
+positions the same way), which keeps the recomputed log-probs equal to the sampler's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass
+class TokenBatch:
+    """Prompts and completions of ``B`` samples, ready for one forward pass.
+
+    Attributes:
+        inputs: model inputs (``input_ids``, ``attention_mask``, and image tensors for a VLM), ``(B, P + T)``.
+        completion_ids: ``(B, T)`` completion tokens (pad where ``completion_mask`` is 0).
+        completion_mask: ``(B, T)`` 1 on real completion tokens.
+        prompt_len: ``P``, the padded prompt length.
+    """
+
+    inputs: dict[str, torch.Tensor]
+    completion_ids: torch.Tensor
+    completion_mask: torch.Tensor
+    prompt_len: int
+
+    def select(self, rows: Sequence[int]) -> TokenBatch:
+        """The sub-batch of ``rows`` of a text batch (a VLM's image tensors do not split by row: encode those
+        samples instead)."""
+        if set(self.inputs) - {"input_ids", "attention_mask", "position_ids"}:
+            raise ValueError("select() splits text batches only; encode a VLM's mini-batch with encode_batch")
+        idx = torch.as_tensor(list(rows), dtype=torch.long, device=self.completion_ids.device)
+        inputs = {k: v[idx] for k, v in self.inputs.items()}
+        return TokenBatch(inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len)
+
+
+def encode_batch(
+    generator: Any,
+    prompts: Sequence[str],
+    completions: Sequence[Sequence[int]],
+    images: Sequence[Sequence[Any]] | None = None,
+) -> TokenBatch:
+    """Tokenise ``prompts`` (chat template already applied) and append ``completions`` (token ids).
+
+    Args:
+        generator: an :class:`agents.hf_agent.HFGenerator` (its tokenizer / processor and device).
+        prompts: rendered prompt texts, one per sample.
+        completions: completion token ids, one list per sample (at least one token each).
+        images: per-sample screenshots for a VLM, or ``None``.
+    """
+    from agents.hf_agent import _to_pil
+
+    tok = generator.tokenizer
+    tok.padding_side = "left"
+    flat = [_to_pil(img) for imgs in (images or []) for img in imgs]
+    if flat:
+        enc = generator.processor(text=list(prompts), images=flat, padding=True, return_tensors="pt")
+    else:
+        enc = tok(list(prompts), padding=True, return_tensors="pt", add_special_tokens=False)
+    b, t = len(completions), max(len(c) for c in completions)
+    comp = torch.full((b, t), tok.pad_token_id, dtype=torch.long)
+    cmask = torch.zeros((b, t), dtype=torch.long)
+    for i, c in enumerate(completions):
+        comp[i, : len(c)] = torch.as_tensor(list(c), dtype=torch.long)
+        cmask[i, : len(c)] = 1
+    inputs = {k: v for k, v in enc.items()}
+    p = inputs["input_ids"].shape[1]
+    inputs["input_ids"] = torch.cat([inputs["input_ids"], comp], dim=1)  # (B, P + T)
+    inputs["attention_mask"] = torch.cat([inputs["attention_mask"], cmask], dim=1)
+    if "mm_token_type_ids" in inputs:
+        inputs["mm_token_type_ids"] = torch.cat([inputs["mm_token_type_ids"], torch.zeros_like(comp)], dim=1)
+    if not flat and not getattr(generator, "supports_images", False):
+        # Text models take positions as given: count them along the mask, as generate() does.
+        inputs["position_ids"] = (inputs["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+    device = generator.device
+    return TokenBatch({k: v.to(device) for k, v in inputs.items()}, comp.to(device), cmask.to(device), p)
+
+
+def completion_logprobs(
+    model: Any, batch: TokenBatch, temperature: float = 1.0, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``log pi(y_t | x, y_<t)`` of every completion token, ``(B, T)``, and optionally the entropy ``(B, T)``.
+
+    Log-probs are of ``softmax(logits / temperature)`` (the distribution the sampler drew from).
+    Gradients flow unless called under ``torch.no_grad``.
+    """
+    t = batch.completion_ids.shape[1]
+    p = batch.prompt_len
+    logits = model(**batch.inputs).logits  # (B, P + T, V)
+    step_logits = logits[:, p - 1 : p - 1 + t].float() / temperature  # (B, T, V): position p-1 predicts y_0
+    logp_all = torch.log_softmax(step_logits, dim=-1)
+    logp = logp_all.gather(-1, batch.completion_ids[..., None]).squeeze(-1)  # (B, T)
+    entropy = None
+    if with_entropy:
+        with torch.no_grad():
+            entropy = -(logp_all.exp() * logp_all).sum(-1)  # (B, T)
+    return logp, entropy
+
+
+def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
+    """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
+    from ``kwargs``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
+    if name == "cell":
+        from agents.prompts.cell import CellFormat
+
+        kwargs = kwargs or {}
+        return CellFormat(int(kwargs.get("rows", 3)), int(kwargs.get("cols", 3)))
+    return name
+
+
+def apply_lora(model: Any, r: int, alpha: int, target_modules: str | list[str]) -> Any:
+    """Wrap ``model`` with a trainable LoRA adapter (``peft``); the base weights are frozen."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:  # pragma: no cover - peft is in the train extra
+        raise ImportError("lora=true needs peft: pip install 'guigym[train]'") from exc
+    config = LoraConfig(r=r, lora_alpha=alpha, target_modules=target_modules, lora_dropout=0.0, task_type="CAUSAL_LM")
+    return get_peft_model(model, config)
+
+
+def trainable_state(model: Any) -> dict[str, torch.Tensor]:
+    """The parameters that train (all of them, or only the adapter under LoRA), detached on CPU."""
+    return {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}

@@ -1,0 +1,81 @@
+"""The SFT (behaviour cloning) trainer's config: one documented field per knob, checked in ``__post_init__``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trainers.config_io import ConfigError, load_config
+
+
+@dataclass
+class SFTConfig:
+    """Everything one SFT run needs. Load with :meth:`from_yaml`; unknown keys are an error."""
+
+    model: str = ""
+    """Hugging Face model path or hub id (causal LM or VLM)."""
+    data: str | list[str] = ""
+    """Folder(s) of saved trajectories (``gui_envs.trajectory`` format)."""
+    output_format: str = "auto"
+    """Prompt/answer format the policy will be run with: ``auto``, ``gui_r1``, ``text`` or ``cell``."""
+    format_kwargs: dict[str, Any] | None = None
+    """Arguments of the format (``cell``: ``rows``, ``cols``)."""
+    successful_only: bool = True
+    """Train only on trajectories whose ``success`` is true (verified demonstrations)."""
+    epochs: int = 1
+    """Passes over the samples (SSL Table 6, SFT stage: 1)."""
+    batch_size: int = 32
+    """Samples (steps) per optimiser step (SSL Table 6: 32)."""
+    learning_rate: float = 1e-5
+    """AdamW learning rate (SSL Table 6: 1e-5)."""
+    weight_decay: float = 0.01
+    """AdamW weight decay."""
+    warmup_ratio: float = 0.1
+    """Fraction of the optimiser steps with a linear warm-up (then constant)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping norm (0: off)."""
+    lora: bool = False
+    """Train a LoRA adapter (``peft``) instead of every weight."""
+    lora_r: int = 16
+    """LoRA rank."""
+    lora_alpha: int = 32
+    """LoRA scaling numerator."""
+    dtype: str | None = None
+    """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None``."""
+    device: str | None = None
+    """Torch device; default CUDA when available."""
+    seed: int = 0
+    """Seeds torch, numpy and Python, and the shuffling of each epoch."""
+    output_dir: str = "runs/sft"
+    """Where the log, curve, checkpoints and final model go."""
+    save_every: int = 0
+    """Checkpoint every this many optimiser steps (0: only the final model)."""
+    resume: bool = False
+    """Continue from the latest checkpoint in ``output_dir``."""
+    plot: bool = True
+    """Write ``learning_curve.png`` (loss against step)."""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
+        if not self.data:
+            raise ConfigError("data is empty: set data to a folder of saved trajectories")
+        for name in ("epochs", "batch_size", "lora_r"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if not self.learning_rate > 0:
+            raise ConfigError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not 0 <= self.warmup_ratio < 1:
+            raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        if self.save_every < 0:
+            raise ConfigError(f"save_every must be >= 0, got {self.save_every}")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> SFTConfig:
+        """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
+        return load_config(cls, path, overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
