@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gui_envs.browser.site import Response, Site
+from gui_envs.browser.site import Response, Site, html_escape
 
 
 class WebSite(Site):
