@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
@@ -139,16 +140,7 @@ def raw_playwright(n: int) -> dict[str, list[float]]:
     state.restore(0)
     out: dict[str, list[float]] = {}
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=find_chromium(), args=launch_args(SESSION_FLAGS))
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-
-        def route(r: object) -> None:
-            req = r.request  # type: ignore[attr-defined]
-            resp = state.handle(Request.from_url(req.method, req.url, req.post_data_buffer))
-            r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)  # type: ignore[attr-defined]
-
-        page.route("**/*", route)
-        page.goto("http://shop.guigym.test/")
+        browser, page = open_raw_shop(pw, state)
         rows: dict[str, Callable[[], object]] = {
             "raw: click + screenshot (png)": lambda: (
                 page.mouse.click(1200, 700),
@@ -170,6 +162,21 @@ def raw_playwright(n: int) -> dict[str, list[float]]:
     return out
 
 
+def open_raw_shop(pw: Any, state: SiteState) -> tuple[Any, Any]:
+    """Raw Playwright on the shop's home page, answered from ``state`` the way the env's routing does."""
+    browser = pw.chromium.launch(executable_path=find_chromium(), args=launch_args(SESSION_FLAGS))
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+
+    def route(r: Any) -> None:
+        req = r.request
+        resp = state.handle(Request.from_url(req.method, req.url, req.post_data_buffer))
+        r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)
+
+    page.route("**/*", route)
+    page.goto("http://shop.guigym.test/")
+    return browser, page
+
+
 def side_by_side(n: int) -> dict[str, list[float]]:
     """GuiWeb's click step and raw Playwright doing the same work, one call of each in turn."""
     from playwright.sync_api import sync_playwright
@@ -177,16 +184,7 @@ def side_by_side(n: int) -> dict[str, list[float]]:
     state = SiteState(ShopSite())
     state.restore(0)
     with sync_playwright() as pw, GuiWebEnv(sites=("shop",), max_steps=10_000) as env:
-        browser = pw.chromium.launch(executable_path=find_chromium(), args=launch_args(SESSION_FLAGS))
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-
-        def route(r: object) -> None:
-            req = r.request  # type: ignore[attr-defined]
-            resp = state.handle(Request.from_url(req.method, req.url, req.post_data_buffer))
-            r.fulfill(status=resp.status, headers=resp.headers, body=resp.body)  # type: ignore[attr-defined]
-
-        page.route("**/*", route)
-        page.goto("http://shop.guigym.test/")
+        browser, page = open_raw_shop(pw, state)
         env.reset(options={"task": "shop.open_product", "seed": 0})
 
         def raw() -> None:
