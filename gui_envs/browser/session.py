@@ -69,6 +69,7 @@ class SessionHandles:
         on_page_crash: the crash listener every page of the session carries.
         spare: a page opened ahead of time (:meth:`prepare_page`) that the next :meth:`fresh_page` returns.
         stale: pages :meth:`fresh_page` replaced, closed by the next :meth:`prepare_page`.
+        context_options: what :meth:`new_context` opens a context with (viewport, device scale, timeouts).
     """
 
     playwright: Any
@@ -79,6 +80,25 @@ class SessionHandles:
     on_page_crash: Callable[[Any], None] | None = None
     spare: Any = None
     stale: list[Any] = field(default_factory=list)
+    context_options: dict[str, Any] = field(default_factory=dict)
+
+    def new_context(self) -> Any:
+        """Open another context of this browser, set up like :attr:`context` but without its routing: its
+        cookies, storage and history are its own (:mod:`gui_envs.browser.prefetch` prepares pages there)."""
+        options = dict(self.context_options)
+        timeout_ms = options.pop("timeout_ms", None)
+        context = self.browser.new_context(**options)
+        if timeout_ms is not None:
+            context.set_default_timeout(timeout_ms)
+            context.set_default_navigation_timeout(timeout_ms)
+        return context
+
+    def new_page(self, context: Any = None) -> Any:
+        """A new page in ``context`` (default :attr:`context`) carrying the session's crash listener."""
+        page = (context if context is not None else self.context).new_page()
+        if self.on_page_crash is not None:
+            page.on("crash", self.on_page_crash)
+        return page
 
     def fresh_page(self) -> Any:
         """Replace ``page`` with a new page in the same context (the :attr:`spare` one when it is ready).
@@ -88,7 +108,7 @@ class SessionHandles:
         :meth:`prepare_page` when a spare page was used (closing takes a browser round trip).
         """
         spare, self.spare = self.spare, None
-        old, self.page = self.page, spare if spare is not None else self._new_page()
+        old, self.page = self.page, spare if spare is not None else self.new_page()
         if spare is None:
             old.close()
         else:  # whoever prepared the spare prepares the next one, and closes this then
@@ -105,18 +125,12 @@ class SessionHandles:
             page.close()
         self.stale.clear()
         if self.spare is None:
-            page = self._new_page()
+            page = self.new_page()
             if url is not None:
                 # Replacing the first history entry (as the reset does after it), so "back" never reaches it.
                 with page.expect_navigation(wait_until="load"):
                     page.evaluate("u => location.replace(u)", url)
             self.spare = page
-
-    def _new_page(self) -> Any:
-        page = self.context.new_page()
-        if self.on_page_crash is not None:
-            page.on("crash", self.on_page_crash)
-        return page
 
 
 @dataclass
@@ -191,23 +205,24 @@ class _Worker:
         browser.on("disconnected", lambda _b: self.mark_dead("the browser disconnected"))
         self.refresh_tree()
         width, height = self.viewport
-        context = browser.new_context(
-            viewport={"width": width, "height": height},
-            device_scale_factor=self.device_scale_factor,
-            service_workers="block",
-        )
-        context.set_default_timeout(self.call_timeout_s * 1000)
-        context.set_default_navigation_timeout(self.call_timeout_s * 1000)
+        options: dict[str, Any] = {
+            "viewport": {"width": width, "height": height},
+            "device_scale_factor": self.device_scale_factor,
+            "service_workers": "block",
+            "timeout_ms": self.call_timeout_s * 1000,
+        }
 
         def on_page_crash(_page: Any) -> None:
             self.mark_dead("the page's renderer crashed")
 
-        page = context.new_page()
-        page.on("crash", on_page_crash)
-        self.refresh_tree()
-        self.handles = SessionHandles(
-            playwright=pw, browser=browser, context=context, page=page, on_page_crash=on_page_crash
+        handles = SessionHandles(
+            playwright=pw, browser=browser, context=None, page=None, on_page_crash=on_page_crash,
+            context_options=options,
         )
+        handles.context = handles.new_context()
+        handles.page = handles.new_page()
+        self.refresh_tree()
+        self.handles = handles
         if self.setup is not None:
             self.setup(self.handles)
 

@@ -8,6 +8,7 @@ where the screen is. The plumbing base also provides the observation pieces (``_
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -101,14 +102,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
-        options = dict(options or {})
-        name = options.get("task")
-        if name is not None:
-            cls = check_task(str(name), self.registry, self.family)
-        else:
-            cls = self.registry[self.task_names[int(self.np_random.integers(len(self.task_names)))]]
-        task_seed = options.get("seed")
-        self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
+        cls, self.task_seed = self._draw(self.np_random, dict(options or {}))
         self._steps = 0
         self._drop_reports()
         self.task = self._begin(cls, self.task_seed)
@@ -173,6 +167,21 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         return {}
 
     # ----- internals -----------------------------------------------------------------------------------------
+    def _draw(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[type[Task], int]:
+        """The episode's template and task seed: from ``options`` where given, else drawn from ``rng``."""
+        name = options.get("task")
+        if name is not None:
+            cls = check_task(str(name), self.registry, self.family)
+        else:
+            cls = self.registry[self.task_names[int(rng.integers(len(self.task_names)))]]
+        task_seed = options.get("seed")
+        return cls, int(task_seed) if task_seed is not None else int(rng.integers(2**31 - 1))
+
+    def _next_episode(self) -> tuple[type[Task], int]:
+        """The episode the next ``reset()`` without seed or options will play (drawn from a copy of the env's
+        generator, which stays untouched), for a backend that prepares it ahead of time."""
+        return self._draw(copy.deepcopy(self.np_random), {})
+
     def _obs(self) -> dict[str, Any]:
         instruction = self.task.instruction if self.task is not None else self.free_instruction
         obs = self._base_obs(instruction)  # type: ignore[attr-defined]  (the plumbing base's)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -15,6 +15,7 @@ from gymnasium import spaces
 from gui_envs.actions import Action
 from gui_envs.browser import executor, observation
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, PageView
+from gui_envs.browser.prefetch import PagePair
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
 from gui_envs.browser.site import SiteState
@@ -75,6 +76,11 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         """The origins the env serves (read once per browser session)."""
         return list(self._routes if self._routes is not None else self._route_table())
 
+    def _session_setup(self) -> Callable[[SessionHandles], None]:
+        """What runs in the browser thread after a launch: hermetic routing of :meth:`_route_table`. It must not
+        hold the env (the browser thread would keep it alive)."""
+        return functools.partial(install_routing, table=self._routes, net=self._net)
+
     def _ensure_session(self) -> BrowserSession:
         """The live session; launches one (first reset, or after a crash)."""
         if self._session is not None and not self._session.alive:
@@ -85,29 +91,20 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             self._routes = self._route_table()
             self._origins = frozenset(self._routes)
             self._session = BrowserSession(
-                setup=functools.partial(install_routing, table=self._routes, net=self._net),
+                setup=self._session_setup(),
                 viewport=self.viewport,
                 headless=self.headless,
                 call_timeout_s=self.timeout_s,
             )
         return self._session
 
-    def _observe_in_thread(self, page: Any) -> tuple[PageView, bytes]:
-        from playwright.sync_api import Error as PlaywrightError
+    def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:
+        """``observe(page)`` with this env's settings, holding no reference to the env."""
+        image_format = self.screenshot_format if self.screenshots else None
+        return functools.partial(observation.observe, timeout_ms=self.timeout_s * 1000, image_format=image_format)
 
-        for attempt in range(3):
-            try:
-                view = observation.extract(page)
-                break
-            except PlaywrightError as exc:
-                # A navigation that started late (a script's timer, a slow form) replaced the document
-                # under us: wait for the new one and extract again.
-                if attempt == 2 or "context was destroyed" not in str(exc):
-                    raise
-                page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-        if not self.screenshots:
-            return view, b""
-        return view, observation.screenshot(page, self.screenshot_format)
+    def _observe_in_thread(self, page: Any) -> tuple[PageView, bytes]:
+        return self._page_observer()(page)
 
     def _load(self, url: str) -> None:
         """Open ``url`` (reset), then observe."""
@@ -316,11 +313,21 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         if unknown:
             raise ValueError(f"unknown sites {unknown}; choose from {list(SITES)}")
         names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.site in sites)
-        self.states = {host: SiteState(site) for host, site in SITES.items()}
+        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
+        owners = tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2))
+        self._pair = PagePair(owners, _site_routes, self._page_observer())  # type: ignore[arg-type]
         self._init_tasks(names, max_steps, invalid_action_penalty)
 
+    @property
+    def states(self) -> dict[str, SiteState]:
+        """The sites' live state of this episode, by host."""
+        return self._pair.active.owner
+
     def _route_table(self) -> RouteTable:
-        return {state.site.origin: state.handle for state in self.states.values()}
+        return self._pair.active.routes
+
+    def _session_setup(self) -> Callable[[SessionHandles], None]:
+        return self._pair.install
 
     @property
     def home_url(self) -> str:
@@ -332,12 +339,18 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
 
     # ----- the task env's hooks ---------------------------------------------------------------------------
     def _begin(self, cls: type[Task], seed: int) -> Task:
-        for state in self.states.values():
-            state.restore(seed)
-        return cls(self.states[cls.site], task_rng(seed, self.rng_salt))  # type: ignore[attr-defined]
+        build = functools.partial(_build_episode, cls, seed, self.rng_salt)
+        swap = functools.partial(self._pair.swap, key=(cls.name, seed), build=build)
+        task, self._opened = self._ensure_session().call(swap)
+        self._net = self._pair.active.net
+        return task
 
     def _open(self) -> None:
-        self._load(self.home_url)
+        self._absorb(*self._opened)
+        # The next reset() without a seed draws this episode from the env's generator: prepare it meanwhile.
+        cls, seed = self._next_episode()
+        build = functools.partial(_build_episode, cls, seed, self.rng_salt)
+        self._pair.prepare(self._ensure_session(), (cls.name, seed), build)
 
     def _perform(self, action: Action) -> str | None:
         return self._act(action, self.home_url)
@@ -375,3 +388,16 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         """The verifiers' record of this state: site facts, the visible elements and the URL."""
         elements = observation.public_elements(self._view, self.viewport)
         return {"verifier_record": web_record(self.states, elements, self._view.url)}
+
+
+def _site_routes(states: dict[str, SiteState]) -> RouteTable:
+    return {state.site.origin: state.handle for state in states.values()}
+
+
+def _build_episode(cls: type[Task], seed: int, salt: int, states: dict[str, SiteState]) -> tuple[Task, str]:
+    """Restore every site to ``seed`` and build the task on its site; returns the task and its start URL."""
+    for state in states.values():
+        state.restore(seed)
+    site = states[cls.site]  # type: ignore[attr-defined]
+    task = cls(site, task_rng(seed, salt))
+    return task, site.site.origin + task.start_path  # type: ignore[attr-defined]
