@@ -29,7 +29,6 @@ What makes it a phone rather than a web page:
 
 from __future__ import annotations
 
-import functools
 import io
 import logging
 import math
@@ -44,7 +43,8 @@ from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
 from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
 from gui_envs.browser import executor
-from gui_envs.browser.routing import NetLog, RouteTable, install_routing
+from gui_envs.browser.page import HermeticBrowser
+from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
 from gui_envs.browser.site import Request, Response, SiteState
 
@@ -239,8 +239,8 @@ class SimulatedPhone(DeviceBackend):
         }
         self._stack: list[str] = []
         self._url = "about:blank"
-        self._net = NetLog()
-        self._session: BrowserSession | None = None
+        # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
+        self._browser = HermeticBrowser(self.css_size, headless, self.timeout_s, device_scale_factor=self.density)
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -252,7 +252,7 @@ class SimulatedPhone(DeviceBackend):
         self._ensure()
         for state in self.states.values():
             state.restore(seed)
-        self._net.blocked.clear()
+        self._browser.take_blocked()
         self.press("home")
 
     @property
@@ -263,32 +263,22 @@ class SimulatedPhone(DeviceBackend):
     @property
     def browser_pid(self) -> int | None:
         """PID of the phone's Chromium (``None`` before the first call)."""
-        return self._session.browser_pid if self._session is not None else None
+        return self._browser.browser_pid
+
+    @property
+    def _session(self) -> BrowserSession | None:
+        return self._browser.session
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self._browser.close()
 
     def _ensure(self) -> BrowserSession:
-        if self._session is not None and not self._session.alive:
-            self._session.close()
-            self._session = None
-        if self._session is None:
-            # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
-            self._session = BrowserSession(
-                setup=functools.partial(install_routing, table=self._routes, net=self._net),
-                viewport=self.css_size,
-                device_scale_factor=self.density,
-                headless=self.headless,
-                call_timeout_s=self.timeout_s,
-            )
-        return self._session
+        routes = self._routes
+        return self._browser.ensure(lambda: routes)
 
     def take_server_errors(self) -> list[str]:
         """The app handler failures (500 pages) since the last call, one line each; clears the list."""
-        errors, self._net.server_errors = self._net.server_errors, []
-        return errors
+        return self._browser.take_server_errors()
 
     def _call(self, fn: Any, what: str) -> Any:
         from playwright.sync_api import Error as PlaywrightError
@@ -468,7 +458,7 @@ class SimulatedPhone(DeviceBackend):
 
     def _input(self, act: Any, what: str) -> Any:
         """Run ``act(page)``, wait for any navigation it started, and update the back stack."""
-        net = self._net
+        net = self._browser.net
         blocked_before = net.blocked_documents
 
         def work(h: SessionHandles) -> tuple[Any, str]:

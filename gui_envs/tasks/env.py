@@ -23,6 +23,39 @@ from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 
 
+class ScreenEnv(gym.Env[dict[str, Any], Any]):
+    """What every GUI env shares, whatever runs its screen: the render mode, the screenshot switch, the last
+    frame, ``render`` and ``close``. The plumbing bases (browser page, device) release what they hold in
+    :meth:`_release`, and keep the last screenshot in ``_frame`` ((H, W, 3) uint8, screenshot pixels)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+
+    def _init_screen(self, render_mode: str | None, screenshots: bool) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
+        # Text-only agents read ``elements`` alone; skipping the capture saves 40-50 ms a step.
+        self.screenshots = bool(screenshots)
+
+    def _release(self) -> None:
+        """Close the browser or the device (idempotent; may run on a half-built env)."""
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
+        return self._frame.copy() if self.render_mode == "rgb_array" else None  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._release()
+        super().close()
+
+    def __del__(self) -> None:
+        # The browser session's own finalizer also runs at garbage collection; this makes the order explicit.
+        try:
+            self._release()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
 class TaskEnv(gym.Env[dict[str, Any], Any]):
     """Episode logic over a family's tasks; subclasses mix it with a page or device plumbing base.
 
@@ -36,10 +69,24 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     family: ClassVar[str] = ""
     registry: ClassVar[Mapping[str, type[Task]]] = MappingProxyType({})  # each family sets its own
     rng_salt: ClassVar[int] = 0
+    #: What the pool is chosen by (``sites``, ``apps``), the names it accepts, and each template's group.
+    group_kind: ClassVar[str] = ""
+    group_names: ClassVar[tuple[str, ...]] = ()
 
-    def _init_tasks(self, names: Sequence[str], max_steps: int, invalid_action_penalty: float) -> None:
-        """Check the task pool and set the spaces; the plumbing base must be initialised first."""
-        names = list(names)
+    @classmethod
+    def group_of(cls, task: type[Task]) -> str:
+        """The group (site, app) ``task`` belongs to."""
+        raise NotImplementedError
+
+    def _init_tasks(
+        self, groups: Sequence[str], tasks: Sequence[str] | None, max_steps: int, invalid_action_penalty: float
+    ) -> None:
+        """Check the task pool (``tasks``, else every template of ``groups``) and set the spaces; the plumbing
+        base must be initialised first."""
+        unknown = [g for g in groups if g not in self.group_names]
+        if unknown:
+            raise ValueError(f"unknown {self.group_kind} {unknown}; choose from {list(self.group_names)}")
+        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if self.group_of(t) in groups)
         for n in names:
             check_task(n, self.registry, self.family)
         if not names:

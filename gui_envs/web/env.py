@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import functools
 import logging
-import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action
-from gui_envs.browser import executor, observation
+from gui_envs.browser import observation
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, PageView
+from gui_envs.browser.page import HermeticBrowser
 from gui_envs.browser.prefetch import PagePair
-from gui_envs.browser.routing import NetLog, RouteTable, install_routing
-from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.routing import RouteTable
+from gui_envs.browser.session import BrowserSession, SessionHandles
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
-from gui_envs.tasks.env import TaskEnv, task_rng
+from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import web_record
 from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 
@@ -30,14 +29,13 @@ logger = logging.getLogger(__name__)
 __all__ = ["GuiWebEnv", "UnknownTaskError", "WebEnvBase"]
 
 
-class WebEnvBase(gym.Env[dict[str, Any], Any]):
-    """Browser plumbing shared by the web envs: session, hermetic routing, observation, executor.
+class WebEnvBase(ScreenEnv):
+    """Browser plumbing shared by the web envs: a :class:`~gui_envs.browser.page.HermeticBrowser` and the
+    observation pieces.
 
     Subclasses provide ``_route_table()`` (origin -> request handler); :class:`GuiWebEnv` adds the task logic
     of :class:`~gui_envs.tasks.env.TaskEnv`, MiniWoB and the grounding env their own.
     """
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -50,53 +48,37 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         render_mode: str | None = None,
         screenshots: bool = True,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self._init_screen(render_mode, screenshots)
         if screenshot_format not in ("jpeg", "png"):
             raise ValueError(f"screenshot_format must be 'jpeg' or 'png', got {screenshot_format!r}")
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless, self.timeout_s = headless, float(timeout_s)
         self.screenshot_format, self.som, self.axtree = screenshot_format, som, axtree
-        self.render_mode = render_mode
-        # Text-only agents read ``elements`` alone; skipping the capture saves about 50 ms a step.
-        self.screenshots = bool(screenshots)
-        self._session: BrowserSession | None = None
-        self._routes: RouteTable | None = None
-        self._origins: frozenset[str] = frozenset()
-        self._net = NetLog()
+        self._browser = HermeticBrowser(self.viewport, headless, self.timeout_s)
         self._view = PageView(url="about:blank", title="", elements=[])
         self._frame = np.zeros((self.viewport[1], self.viewport[0], 3), np.uint8)
 
-    # ----- the session -----------------------------------------------------------------------------------
+    # ----- the browser -------------------------------------------------------------------------------------
     def _route_table(self) -> RouteTable:
         raise NotImplementedError
 
+    def _session_setup(self) -> Callable[[SessionHandles], None] | None:
+        """What runs in the browser thread after a launch instead of routing :meth:`_route_table` (``None``); it
+        must not hold the env (the browser thread would keep it alive)."""
+        return None
+
     @property
     def origins(self) -> list[str]:
-        """The origins the env serves (read once per browser session)."""
-        return list(self._routes if self._routes is not None else self._route_table())
+        """The origins the env serves."""
+        return list(self._route_table())
 
-    def _session_setup(self) -> Callable[[SessionHandles], None]:
-        """What runs in the browser thread after a launch: hermetic routing of :meth:`_route_table`. It must not
-        hold the env (the browser thread would keep it alive)."""
-        return functools.partial(install_routing, table=self._routes, net=self._net)
+    @property
+    def _session(self) -> BrowserSession | None:
+        return self._browser.session
 
     def _ensure_session(self) -> BrowserSession:
         """The live session; launches one (first reset, or after a crash)."""
-        if self._session is not None and not self._session.alive:
-            self._session.close()
-            self._session = None
-        if self._session is None:
-            # Built once per session, not per step: the executor checks every navigation against it.
-            self._routes = self._route_table()
-            self._origins = frozenset(self._routes)
-            self._session = BrowserSession(
-                setup=self._session_setup(),
-                viewport=self.viewport,
-                headless=self.headless,
-                call_timeout_s=self.timeout_s,
-            )
-        return self._session
+        return self._browser.ensure(self._route_table, self._session_setup())
 
     def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:
         """``observe(page)`` with this env's settings, holding no reference to the env."""
@@ -107,61 +89,14 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         return self._page_observer()(page)
 
     def _load(self, url: str) -> None:
-        """Open ``url`` (reset), then observe."""
-
-        def work(h: SessionHandles) -> tuple[PageView, bytes]:
-            h.context.clear_cookies()
-            # A new page per episode, whose first history entry is replaced by the start page: "back" can
-            # reach neither an earlier episode's pages nor about:blank.
-            page = h.fresh_page()
-            with page.expect_navigation(wait_until="load"):
-                page.evaluate("u => location.replace(u)", url)
-            return self._observe_in_thread(h.page)
-
-        session = self._ensure_session()
-        self._absorb(*session.call(work))
-        # While the agent acts, open the next episode's page on this origin (its renderer started, this
-        # episode's old page closed), so that the next reset only navigates. A path no site routes: a 404 page,
-        # served without touching the site's state; location.replace then drops it from the history.
-        parts = urllib.parse.urlsplit(url)
-        session.submit(functools.partial(SessionHandles.prepare_page, url=f"{parts.scheme}://{parts.netloc}/__next__"))
+        """Open ``url`` on a fresh page (reset), then observe."""
+        self._absorb(*self._browser.open(self._ensure_session(), url, self._page_observer()))
 
     def _act(self, action: Action, home_url: str) -> str | None:
         """Execute ``action`` and observe; returns the action error, if any."""
-        view, origins = self._view, self._origins
-
-        def work(h: SessionHandles) -> tuple[str | None, PageView, bytes]:
-            blocked_before = self._net.blocked_documents
-            error = executor.execute(h.page, action, view, self.viewport, origins, home_url)
-            executor.settle(
-                h.page, self.timeout_s * 1000, lambda: self._net.blocked_documents, blocked_before
-            )
-            return (error, *self._observe_in_thread(h.page))
-
-        from playwright.sync_api import Error as PlaywrightError
-
-        assert self._session is not None
-        try:
-            error, new_view, image = self._session.call(work)
-        except BrowserTimeoutError as exc:
-            error = f"the action timed out: {exc}"
-            new_view, image = self._session.call(self._observe_in_thread_handles)
-        except PlaywrightError as exc:
-            # The session raises BrowserCrashedError (not a PlaywrightError) when the browser is gone; any
-            # Playwright error left is this action's fault (arguments Playwright refused), so a no-op.
-            error = f"the browser refused the action: {str(exc).splitlines()[0] if str(exc) else exc!r}"
-            new_view, image = self._session.call(self._observe_in_thread_handles)
-        self._absorb(new_view, image)
+        error, view, image = self._browser.act(action, self._view, home_url, self._page_observer())
+        self._absorb(view, image)
         return error
-
-    def _observe_in_thread_handles(self, h: SessionHandles) -> tuple[PageView, bytes]:
-        from playwright.sync_api import Error as PlaywrightError
-
-        try:
-            h.page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-        except PlaywrightError:
-            pass
-        return self._observe_in_thread(h.page)
 
     def _absorb(self, view: PageView, image: bytes) -> None:
         self._view = view
@@ -169,12 +104,20 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             self._frame = observation.decode(image, self.viewport)
 
     def _take_blocked(self) -> list[str]:
-        blocked, self._net.blocked = self._net.blocked, []
-        return blocked
+        return self._browser.take_blocked()
 
     def _take_server_errors(self) -> list[str]:
-        errors, self._net.server_errors = self._net.server_errors, []
-        return errors
+        return self._browser.take_server_errors()
+
+    def _release(self) -> None:
+        browser = getattr(self, "_browser", None)
+        if browser is not None:
+            browser.close()
+
+    @property
+    def browser_pid(self) -> int | None:
+        """PID of the Chromium browser process (``None`` before the first reset)."""
+        return self._browser.browser_pid
 
     # ----- shared observation pieces ------------------------------------------------------------------------
     def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
@@ -204,27 +147,6 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         if self.axtree:
             obs["axtree"] = observation.axtree_text(elements, self._view.title)[:MAX_ELEMENTS_CHARS]
         return obs
-
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """The last screenshot, (H, W, 3) uint8, when ``render_mode="rgb_array"``."""
-        return self._frame.copy() if self.render_mode == "rgb_array" else None
-
-    def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
-        super().close()
-
-    def __del__(self) -> None:
-        # The session's own finalizer also runs at garbage collection; this makes the order explicit.
-        session = getattr(self, "_session", None)
-        if session is not None:
-            session.close()
-
-    @property
-    def browser_pid(self) -> int | None:
-        """PID of the Chromium browser process (``None`` before the first reset)."""
-        return self._session.browser_pid if self._session is not None else None
 
 
 class GuiWebEnv(TaskEnv, WebEnvBase):
@@ -299,6 +221,11 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     family = "web"
     registry = TASKS
     rng_salt = 7
+    group_kind, group_names = "sites", SITE_NAMES
+
+    @classmethod
+    def group_of(cls, task: type[Task]) -> str:
+        return task.site  # type: ignore[attr-defined]
 
     def __init__(
         self,
@@ -309,14 +236,10 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        unknown = [s for s in sites if s not in SITES]
-        if unknown:
-            raise ValueError(f"unknown sites {unknown}; choose from {list(SITES)}")
-        names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.site in sites)
         # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
         owners = tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2))
         self._pair = PagePair(owners, _site_routes, self._page_observer())  # type: ignore[arg-type]
-        self._init_tasks(names, max_steps, invalid_action_penalty)
+        self._init_tasks(sites, tasks, max_steps, invalid_action_penalty)
 
     @property
     def states(self) -> dict[str, SiteState]:
@@ -342,7 +265,7 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         build = functools.partial(_build_episode, cls, seed, self.rng_salt)
         swap = functools.partial(self._pair.swap, key=(cls.name, seed), build=build)
         task, self._opened = self._ensure_session().call(swap)
-        self._net = self._pair.active.net
+        self._browser.net = self._pair.active.net
         return task
 
     def _open(self) -> None:

@@ -161,7 +161,7 @@ class FakeEnv(TaskEnv):
 
     def __init__(self) -> None:
         self.counter = Counter()
-        self._init_tasks(sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
+        self._init_tasks((), sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
 
     def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {"value": spaces.Discrete(100)}
