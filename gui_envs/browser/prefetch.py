@@ -74,9 +74,12 @@ class PagePair:
         """The side the agent acts in."""
         return self.sides[0]
 
-    def install(self, h: SessionHandles) -> None:
+    def install(self, h: SessionHandles, shared: RouteTable | None = None) -> None:
         """The session's setup (browser thread): the active side's routing on the session's own context. The spare
-        side's context is opened by its first preparation; whatever was prepared before a relaunch is gone."""
+        side's context is opened by its first preparation; whatever was prepared before a relaunch is gone.
+        ``shared``: origins both sides serve with the same handler (where a side has its own, its own wins)."""
+        for side in self.sides:
+            side.routes.update({o: fn for o, fn in (shared or {}).items() if o not in side.routes})
         install_routing(h, self.active.routes, self.active.net)
         self.active.context, self.active.page = h.context, h.page
         self.active.cdp = h.context.new_cdp_session(h.page)

@@ -247,10 +247,11 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         return self._pair.active.owner
 
     def _route_table(self) -> RouteTable:
-        return self._pair.active.routes
+        return _site_routes(self.states)
 
     def _session_setup(self) -> Callable[[SessionHandles], None]:
-        return self._pair.install
+        # Both sides serve what a subclass adds to the table; the sites' origins each from its own databases.
+        return functools.partial(self._pair.install, shared=self._route_table())
 
     @property
     def home_url(self) -> str:
