@@ -193,36 +193,19 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     reach the device (:class:`~gui_envs.actions.Action` checks its fields); whatever ``step`` is given, it returns, at worst with an
     ``action_error`` no-op.
 
-    **Reward**: the task's score in [0, 1] when the episode ends, else 0; an action that is malformed, off
-    screen or impossible costs ``invalid_action_penalty`` and is a no-op (``info["action_error"]`` says why).
-    Success is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do;
-    infeasible tasks pass only when the agent searched (the app's search log) before
-    ``stop(status="infeasible")``.
-
-    **Episode end**: ``terminated`` on ``stop``, or when a state task's goal holds; ``truncated`` after
-    ``max_steps`` steps. A device failure raises :class:`~gui_envs.android.backend.DeviceError`; for the
-    simulated phone the next ``reset`` relaunches Chromium.
-
-    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
-    ``server_errors`` (one line per app handler that failed with a 500 page since the last step; always empty
-    on a device), ``app``, ``activity``.
-
-    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
-    ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next;
-    ``None`` when its next action has no target), ``oracle_error``.
-
-    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
-    drawn from the pool; an unknown name raises :class:`~gui_envs.tasks.base.UnknownTaskError`, and ``step``
-    before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`. The task seed fixes the apps'
-    content and the task's parameters. A warm reset restores every app database from a cached seeded template (SQLite backup) and goes to the home screen.
+    **Reward, episode end, info, privileged, reset**: as :class:`~gui_envs.tasks.env.TaskEnv` says, and: success
+    is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do; infeasible
+    tasks pass only when the agent searched (the app's search log) before ``stop(status="infeasible")``. A device
+    failure raises :class:`~gui_envs.android.backend.DeviceError` (the simulated phone's next ``reset``
+    relaunches Chromium). ``info`` adds ``server_errors`` (one line per app handler that failed with a 500 page
+    since the last step; always empty on a device), ``app`` and ``activity``. A warm reset restores every app
+    database from a cached seeded template (SQLite backup) and goes to the home screen.
 
     Version history: v0, initial release.
 
     Args:
-        apps: app names whose tasks form the pool (see :data:`APP_NAMES`).
-        tasks: explicit template names (overrides ``apps``).
-        max_steps: truncation limit in steps.
-        invalid_action_penalty: subtracted from the reward for an action that was a no-op by mistake.
+        apps: app names whose tasks form the pool (see :data:`APP_NAMES`); ``tasks``, ``max_steps``,
+            ``invalid_action_penalty``: see :class:`~gui_envs.tasks.env.TaskEnv`.
         instruction: the free-form instruction for a real device (ignored on the simulated phone).
         backend: ``"simulated"``, ``"uiautomator2"`` or a :class:`DeviceBackend`.
         serial: device serial for ``"uiautomator2"``.
@@ -233,26 +216,11 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
         screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
     """
 
-    family = "phone"
-    registry = TASKS
-    rng_salt = 11
-    group_kind, group_names = "apps", APP_NAMES
+    family, registry, rng_salt = "phone", TASKS, 11
+    group_kind, group_names, group_attr, group_prefix = "apps", APP_NAMES, "app", "com.guigym."
 
-    @classmethod
-    def group_of(cls, task: type[Task]) -> str:
-        return task.app.removeprefix("com.guigym.")  # type: ignore[attr-defined]
-
-    def __init__(
-        self,
-        apps: Sequence[str] = APP_NAMES,
-        tasks: Sequence[str] | None = None,
-        max_steps: int = 30,
-        invalid_action_penalty: float = 0.01,
-        instruction: str = "",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self._init_tasks(apps, tasks, max_steps, invalid_action_penalty)
+    def __init__(self, apps: Sequence[str] = APP_NAMES, instruction: str = "", **kwargs: Any) -> None:
+        super().__init__(apps, **kwargs)
         self.free_instruction = instruction
 
     # ----- the task env's hooks -------------------------------------------------------------------------------
@@ -281,10 +249,6 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     def _plan_view(self) -> PhoneView:
         return PhoneView(self._elements, self.scale)
 
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        return self.screen
-
     def _privileged_extras(self) -> dict[str, Any]:
         """The verifiers' record of this state: app facts, the visible elements and the foreground app."""
         states = getattr(self.backend, "states", {})
@@ -296,7 +260,4 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
 
     def _screen_info(self) -> dict[str, Any]:
         return {"server_errors": self.take_server_errors(), "app": self._app[0], "activity": self._app[1]}
-
-    def _drop_reports(self) -> None:
-        self.take_server_errors()
 

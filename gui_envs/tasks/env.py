@@ -3,7 +3,8 @@
 :class:`TaskEnv` holds the episode logic once; the web and phone envs combine it with their plumbing base
 (:class:`~gui_envs.web.env.WebEnvBase`: a browser page; :class:`~gui_envs.android.env.PhoneEnvBase`: a device),
 which provides the few hooks below: restore the app state, open the start screen, perform an action, and say
-where the screen is. The plumbing base also provides the observation pieces (``_base_spaces`` / ``_base_obs``).
+where the screen is. The plumbing base, a :class:`ScreenEnv`, also provides ``screen_size`` and the observation
+pieces (``_base_spaces`` / ``_base_obs``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class ScreenEnv(gym.Env[dict[str, Any], Any]):
     def _release(self) -> None:
         """Close the browser or the device (idempotent; may run on a half-built env)."""
 
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """The screenshot's ``(width, height)`` in pixels."""
+        return self._frame.shape[1], self._frame.shape[0]  # type: ignore[attr-defined]
+
     def render(self) -> np.ndarray | None:  # type: ignore[override]
         """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
         return self._frame.copy() if self.render_mode == "rgb_array" else None  # type: ignore[attr-defined]
@@ -59,6 +65,30 @@ class ScreenEnv(gym.Env[dict[str, Any], Any]):
 class TaskEnv(gym.Env[dict[str, Any], Any]):
     """Episode logic over a family's tasks; subclasses mix it with a page or device plumbing base.
 
+    The spec every task env shares (each env's docstring adds its observation, action, info and reset details):
+
+    **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached), else
+    0; an action that is malformed, off screen or fails costs ``invalid_action_penalty`` and is a no-op
+    (``info["action_error"]`` says why). Success is judged from app state (the final URL or foreground app) or the
+    stop answer, never from the agent's words alone.
+
+    **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
+    ``max_steps`` steps. ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
+
+    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``, then
+    the family's own entries.
+
+    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
+    ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next; ``None``
+    when its next action has no target), ``oracle_error``, ``verifier_record``.
+
+    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` the template is
+    drawn from the pool, and without ``"seed"`` the task seed, with the env's generator; an unknown name raises
+    :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes the app content and the task's parameters.
+
+    Args (shared): ``tasks``, explicit template names (overrides the sites or apps); ``max_steps``, the
+    truncation limit in steps; ``invalid_action_penalty``, subtracted from the reward for a no-op by mistake.
+
     Class attributes:
         family: the family's name in messages (``web``, ``phone``).
         registry: the family's templates by name.
@@ -69,14 +99,24 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     family: ClassVar[str] = ""
     registry: ClassVar[Mapping[str, type[Task]]] = MappingProxyType({})  # each family sets its own
     rng_salt: ClassVar[int] = 0
-    #: What the pool is chosen by (``sites``, ``apps``), the names it accepts, and each template's group.
+    #: The pool is chosen by ``group_kind`` (``sites``, ``apps``) among ``group_names``; a template's group is
+    #: its attribute ``group_attr`` less ``group_prefix``.
     group_kind: ClassVar[str] = ""
     group_names: ClassVar[tuple[str, ...]] = ()
+    group_attr: ClassVar[str] = ""
+    group_prefix: ClassVar[str] = ""
 
-    @classmethod
-    def group_of(cls, task: type[Task]) -> str:
-        """The group (site, app) ``task`` belongs to."""
-        raise NotImplementedError
+    def __init__(
+        self,
+        groups: Sequence[str],
+        tasks: Sequence[str] | None = None,
+        max_steps: int = 30,
+        invalid_action_penalty: float = 0.01,
+        **plumbing: Any,
+    ) -> None:
+        """The plumbing base is built from ``plumbing``, then the pool is checked (see :meth:`_init_tasks`)."""
+        super().__init__(**plumbing)
+        self._init_tasks(groups, tasks, max_steps, invalid_action_penalty)
 
     def _init_tasks(
         self, groups: Sequence[str], tasks: Sequence[str] | None, max_steps: int, invalid_action_penalty: float
@@ -86,7 +126,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         unknown = [g for g in groups if g not in self.group_names]
         if unknown:
             raise ValueError(f"unknown {self.group_kind} {unknown}; choose from {list(self.group_names)}")
-        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if self.group_of(t) in groups)
+        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if self._group_of(t) in groups)
         for n in names:
             check_task(n, self.registry, self.family)
         if not names:
@@ -138,11 +178,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     def _drop_reports(self) -> None:
         """Forget what the last episode's handlers reported and nobody read (it ended without a step)."""
-
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        """The screenshot's ``(width, height)`` in pixels."""
-        raise NotImplementedError
+        self._screen_info()
 
     # ----- gymnasium API -------------------------------------------------------------------------------------
     def reset(
@@ -214,6 +250,9 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         return {}
 
     # ----- internals -----------------------------------------------------------------------------------------
+    def _group_of(self, task: type[Task]) -> str:
+        return str(getattr(task, self.group_attr)).removeprefix(self.group_prefix)
+
     def _draw(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[type[Task], int]:
         """The episode's template and task seed: from ``options`` where given, else drawn from ``rng``."""
         name = options.get("task")

@@ -176,37 +176,20 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     ``step`` is given, it returns, at worst with an ``action_error`` no-op. A site handler that fails
     answers a 500 page, listed in ``info["server_errors"]``.
 
-    **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached),
-    else 0; an action that is malformed, out of the viewport, or fails costs ``invalid_action_penalty``
-    and is a no-op (``info["action_error"]`` says why). Success is judged from app state, the final URL or the
-    stop answer, never from the agent's words alone.
-
-    **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
-    ``max_steps`` steps. A crashed or killed browser raises
-    :class:`~gui_envs.browser.session.BrowserCrashedError` from ``step``; the next ``reset`` relaunches it.
-    ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
-
-    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
-    ``blocked_requests``, ``server_errors`` (one line per site handler that failed with a 500 page since the
-    last step), ``action_bbox`` (pixels; the bbox of the element this step's action targeted by id, if any),
-    ``url``.
-
-    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
-    ``reference_answer``, ``target_bbox`` (bbox in pixels of the element the oracle would act on next;
-    ``None`` when its next action has no target), ``oracle_error``.
-
-    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` a template is
-    drawn from the env's pool with the env's generator; a ``"task"`` may name any web template, and an unknown
-    one raises :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes both the site content and the task
-    parameters. Warm resets restore the SQLite state from a cached seeded template and reload the start page.
+    **Reward, episode end, info, privileged, reset**: as :class:`~gui_envs.tasks.env.TaskEnv` says, and: a crashed
+    or killed browser raises :class:`~gui_envs.browser.session.BrowserCrashedError` from ``step`` (the next
+    ``reset`` relaunches it); ``info`` adds ``blocked_requests``, ``server_errors`` (one line per site handler
+    that failed with a 500 page since the last step), ``action_bbox`` (pixels; the bbox of the element this
+    step's action targeted by id, if any) and ``url``. A warm reset restores the SQLite state from a cached
+    seeded template and shows the start page on a page without history. The episode the next ``reset()``
+    without a seed will draw is prepared while the agent acts (:mod:`gui_envs.browser.prefetch`: a second
+    context and copy of the sites), so that reset only swaps it in.
 
     Version history: v0, initial release.
 
     Args:
-        sites: which sites' tasks form the pool.
-        tasks: explicit template names (overrides ``sites``).
-        max_steps: truncation limit in steps.
-        invalid_action_penalty: subtracted from the reward for an action that was a no-op because of a mistake.
+        sites: which sites' tasks form the pool; ``tasks``, ``max_steps``, ``invalid_action_penalty``: see
+            :class:`~gui_envs.tasks.env.TaskEnv`.
         viewport: ``(width, height)`` in pixels.
         headless: run Chromium headless.
         timeout_s: per-action browser timeout in seconds (a timeout becomes an action error).
@@ -218,28 +201,14 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
             black, for text-only agents that read ``elements``; it saves the capture (about 50 ms a step).
     """
 
-    family = "web"
-    registry = TASKS
-    rng_salt = 7
-    group_kind, group_names = "sites", SITE_NAMES
+    family, registry, rng_salt = "web", TASKS, 7
+    group_kind, group_names, group_attr = "sites", SITE_NAMES, "site"
 
-    @classmethod
-    def group_of(cls, task: type[Task]) -> str:
-        return task.site  # type: ignore[attr-defined]
-
-    def __init__(
-        self,
-        sites: Sequence[str] = SITE_NAMES,
-        tasks: Sequence[str] | None = None,
-        max_steps: int = 30,
-        invalid_action_penalty: float = 0.01,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, sites: Sequence[str] = SITE_NAMES, **kwargs: Any) -> None:
+        super().__init__(sites, **kwargs)
         # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
         owners = tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2))
         self._pair = PagePair(owners, _site_routes, self._page_observer())  # type: ignore[arg-type]
-        self._init_tasks(sites, tasks, max_steps, invalid_action_penalty)
 
     @property
     def states(self) -> dict[str, SiteState]:
@@ -285,10 +254,6 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
     def _plan_view(self) -> PageView:
         return self._view
 
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        return self.viewport
-
     def _target_bbox(self, step: PlanStep, action: Action, view: PageView) -> list[int] | None:
         el = view.by_id(action.element_id) if action.element_id is not None else None
         return observation.clip_bbox(el["bbox"], self.viewport) if el is not None else None
@@ -303,10 +268,6 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
             "server_errors": self._take_server_errors(),
             "url": self._view.url,
         }
-
-    def _drop_reports(self) -> None:
-        self._take_blocked()
-        self._take_server_errors()
 
     def _privileged_extras(self) -> dict[str, Any]:
         """The verifiers' record of this state: site facts, the visible elements and the URL."""
