@@ -4,12 +4,13 @@ A warm reset that loads its start page pays a navigation, an element extraction 
 two busy cores, issue 11). :class:`PagePair` keeps two contexts of one browser, each with its own routing table,
 :class:`~gui_envs.browser.routing.NetLog` and app state (``Side.owner``, e.g. the sites' databases): the *active*
 side the agent acts in, and the *spare* side, where the owner's guess at the next episode is prepared in three
-short background steps queued between the agent's calls (open a new page; restore the state, build the episode
-and load its start page; observe it). A reset to the guessed episode swaps the sides and hands over the
+short background steps queued between the agent's calls (leave the page of the episode played there and clear
+the cookies; restore the state, build the episode and load its start page; observe it). A reset to the guessed episode swaps the sides and hands over the
 observation taken in the background; any other reset brings the spare side to that episode in the foreground.
 
 Isolation: the contexts share no cookies, storage or history; the agent's actions reach the active page only; a
-prepared page's history holds its start page alone (``location.replace`` on a new page). Neither the next
+prepared page's history holds its start page alone (``location.replace``, then CDP's
+``Page.resetNavigationHistory``: the page is reused, as a new one costs a renderer process). Neither the next
 episode nor an earlier one can be reached or read before its reset.
 """
 
@@ -97,9 +98,8 @@ class PagePair:
         prepared), make it the active one, and return its payload and observation."""
         self._generation += 1  # background steps still queued are for a side that is about to change
         spare = self.sides[1]
-        if spare.key != key:
-            spare.key, spare.build, spare.observed = key, build, None
-            spare.done = min(spare.done, 1)  # an open page is reused: location.replace keeps one history entry
+        if spare.key != key:  # not the guess: from the start, as the guessed page may have set cookies
+            spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
         while spare.done < _STEPS:
             self._advance(h, spare)
         self.sides.reverse()
@@ -135,6 +135,8 @@ class PagePair:
                 side.page = h.new_page(side.context)
                 side.cdp = side.context.new_cdp_session(side.page)
             else:
+                # Stop the scripts of the episode played here before its state is restored under them.
+                side.page.goto("about:blank")
                 side.context.clear_cookies()
         elif side.done == 1:
             assert side.build is not None
@@ -144,7 +146,7 @@ class PagePair:
             side.payload, side.url = side.build(side.owner)
             with side.page.expect_navigation(wait_until="load"):
                 side.page.evaluate("u => location.replace(u)", side.url)
-            # The page is reused (a new one costs a renderer process): "back" must not reach an earlier episode.
+            # "back" must reach neither about:blank nor the pages of an episode played here before.
             side.cdp.send("Page.resetNavigationHistory")
         else:
             side.observed = self.observe(side.page)
