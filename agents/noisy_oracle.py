@@ -23,6 +23,7 @@ import numpy as np
 
 from agents.base import AgentOutput, BaseAgent
 from agents.oracle import OracleAgent
+from agents.prompts.observation import element_list
 from gui_envs.actions import Action
 
 
@@ -64,7 +65,7 @@ class NoisyOracleAgent(BaseAgent):
             variant = words[int(self.rng.integers(len(words)))]
             return AgentOutput(action=Action.from_dict({**action.to_dict(), "text": variant}), extra={"detour": "route"})
         if action.type == "click":
-            elements = [e for e in (observation.get("elements") or []) if e.get("clickable") and e.get("bbox")]
+            elements = [e for e in element_list(observation.get("elements")) if e.get("clickable") and e.get("bbox")]
             if elements:
                 el = elements[int(self.rng.integers(len(elements)))]
                 x0, y0, x1, y1 = el["bbox"]

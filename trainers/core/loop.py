@@ -36,7 +36,7 @@ from agents.episode import ListWorkers, play
 from agents.noisy_oracle import NoisyOracleAgent
 from agents.oracle import OracleAgent
 from gui_envs.atomic_folder import clean_stale_temporaries, install_folder, temp_name
-from gui_envs.trajectory import Trajectory, load_trajectories, save_trajectories
+from gui_envs.trajectory import Trajectory, save_trajectories
 from gui_envs.verifiers.graph import StrategyGraph
 from trainers.core.abstraction import LLM, abstract, accepted, generator_llm, synthesis_metrics, to_mapping
 from trainers.core.config import CoreConfig
@@ -297,7 +297,7 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
     kept: list[Trajectory] = []
     mined = 0
     graph_tasks = {t.name: t for t in state.new_tasks}
-    for task, sampler, traj in tqdm(samples, desc=f"iteration {i}: verify", unit="traj"):
+    for task, _sampler, traj in tqdm(samples, desc=f"iteration {i}: verify", unit="traj"):
         if task not in state.train:
             continue
         success = bool(traj.success)
