@@ -34,7 +34,8 @@ class CoreConfig:
     samples_per_task: int = 5
     """Trajectories sampled per task and iteration (App. B.4: 5)."""
     scripted_samples: int = 0
-    """Of those, how many the scripted noisy oracle draws on training tasks (0: all from the policy, as the paper)."""
+    """Of those, how many the scripted noisy oracle draws on training tasks (0: all from the policy, as the paper);
+    test tasks get only the policy's ``samples_per_task - scripted_samples``."""
     detour_p: float = 0.5
     """The noisy oracle's detour probability per chance."""
     temperature: float = 1.0
@@ -94,8 +95,8 @@ class CoreConfig:
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
-        if not 0 <= self.scripted_samples <= self.samples_per_task:
-            raise ConfigError(f"scripted_samples must be in [0, samples_per_task], got {self.scripted_samples}")
+        if not 0 <= self.scripted_samples < self.samples_per_task:
+            raise ConfigError(f"scripted_samples must be in [0, samples_per_task - 1] (the policy needs a sample), got {self.scripted_samples}")
         for name in ("test_fraction", "demo_fraction"):
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)}")

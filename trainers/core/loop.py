@@ -282,8 +282,9 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
     from tqdm.auto import tqdm
 
     for task in tqdm(state.train + state.test, desc=f"iteration {i}: sampling", unit="task"):
+        # Test tasks get the policy's share only: the scripted samples are a training aid, not the policy.
         n_script = config.scripted_samples if task in state.train else 0
-        for traj in _policy(envs, task, policy, config.samples_per_task - n_script, config):
+        for traj in _policy(envs, task, policy, config.samples_per_task - config.scripted_samples, config):
             samples.append((task, "policy", traj))
         noisy = lambda env: NoisyOracleAgent(env, p=config.detour_p, seed=rng_seed + len(samples))  # noqa: E731
         for traj in _scripted(envs, task, noisy, n_script, config) if n_script else []:

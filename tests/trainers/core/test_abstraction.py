@@ -19,7 +19,13 @@ from trainers.core.abstraction import (
     semantic_descriptions,
     synthesis_metrics,
 )
-from trainers.core.extrapolation import INVALID, explore_failure, judge_intent, refine_intent, state_change_intent
+from trainers.core.extrapolation import (
+    INVALID,
+    explore_failure,
+    judge_intent,
+    refine_intent,
+    state_change_intent,
+)
 
 SEARCH = {"id": "3", "text": "Search", "tag": "input", "role": "textbox", "bbox": [0, 0, 100, 20], "clickable": True}
 LINK = {"id": "7", "text": "Crunchy Almonds", "tag": "a", "role": "link", "bbox": [0, 40, 100, 60], "clickable": True}
