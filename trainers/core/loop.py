@@ -48,6 +48,10 @@ from trainers.run_log import plot_curve, read_log
 STRATA = ((1, 3, "easy"), (4, 7, "medium"), (8, 10**9, "hard"))
 
 
+class RunExistsError(FileExistsError):
+    """``output_dir`` already holds finished iterations and ``resume`` is off; the message says what to set."""
+
+
 @dataclass(frozen=True)
 class CoreTask:
     """One task instance: ``env_id``, ``template`` and task ``seed``; ``key`` is ``env_id|template|seed``."""
@@ -383,7 +387,10 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
     clean_stale_temporaries(out)
     done = finished_iterations(out)
     if done and not config.resume:
-        raise FileExistsError(f"{out} holds finished iterations; set resume=true (or --resume) or a new output_dir")
+        raise RunExistsError(
+            f"{out} holds finished iterations ({done[-1].name} last): pass --resume (resume=true) to continue, "
+            "or set output_dir to a new folder"
+        )
     if done:
         state = _load_state(done[-1])
         console.print(f"resuming after iteration {state.iteration} from {done[-1]}")
