@@ -267,12 +267,15 @@ def train_core_command(
     from rich.table import Table
 
     from trainers.core.config import CoreConfig
-    from trainers.core.loop import train_core
+    from trainers.core.loop import RunExistsError, train_core
 
     flags = [f for f, on in (("graph_expansion=false", no_graph_expansion), ("extrapolation=false", no_extrapolation),
                              ("env_only=true", env_only)) if on]  # fmt: skip
     cfg = _load_train_config(CoreConfig, config, [*(overrides or []), *flags], resume)
-    metrics = train_core(cfg, console=console)["metrics"]
+    try:
+        metrics = train_core(cfg, console=console)["metrics"]
+    except RunExistsError as exc:
+        raise typer.BadParameter(str(exc)) from exc
     columns = ("iteration", "overall", "generalisation", "sampled", "fully", "partially", "failed", "expanded",
                "new_success", "new_failure", "kept", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
     table = Table(title=f"CORE run {cfg.output_dir}")
