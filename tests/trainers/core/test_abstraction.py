@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+from pathlib import Path
 
 import pytest
 
@@ -152,3 +153,18 @@ def test_llm_intent_and_judge() -> None:
     assert new.instruction == "Add the Crunchy Almonds to the wishlist" and new.judge == "new"
     assert len(new.functions) == 1 and "Add to Wish List" in new.functions[0]
     assert judge_intent(failed, "a", "b", lambda p: "Cannot decide") == "undecided"
+
+
+def test_cli_refuses_to_overwrite_a_finished_run_and_checks_the_config(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from guigym.cli import app
+
+    (tmp_path / "run" / "iter_00").mkdir(parents=True)
+    (tmp_path / "run" / "iter_00" / "state.json").write_text("{}")
+    config = Path(__file__).resolve().parents[3] / "configs" / "core_tiny.yaml"
+    base = ["train", "core", "-c", str(config), "--set", f"output_dir={tmp_path / 'run'}"]
+    finished = CliRunner().invoke(app, base)
+    assert finished.exit_code == 2 and "--resume" in finished.output
+    bad = CliRunner().invoke(app, [*base, "--set", "scripted_samples=5"])
+    assert bad.exit_code == 2 and "scripted_samples" in bad.output
