@@ -47,7 +47,9 @@ class CoreConfig:
     max_new_tokens: int = 128
     """Token budget per action."""
     max_steps: int = 15
-    """Episode step cap (steps)."""
+    """Episode step cap of the policy's samples (steps)."""
+    scripted_max_steps: int = 30
+    """Episode step cap of the oracle demonstrations and the scripted samples (steps; it only stops a stuck plan)."""
     output_format: str = "auto"
     """Prompt/answer format of the policy (``auto``, ``gui_r1``, ``text``)."""
     graph_expansion: bool = True
@@ -91,7 +93,7 @@ class CoreConfig:
         if not self.envs:
             raise ConfigError("envs is empty: name at least one env id, e.g. GuiWeb-Shop-v0")
         for name in ("iterations", "samples_per_task", "max_steps", "epochs", "batch_size", "num_envs",
-                     "seeds_per_template", "max_new_tokens"):  # fmt: skip
+                     "seeds_per_template", "max_new_tokens", "scripted_max_steps"):  # fmt: skip
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")

@@ -159,7 +159,7 @@ def _scripted(envs: _Envs, task: CoreTask, agent_of: Callable[[gym.Env[Any, Any]
     agent = agent_of(env)
     out = []
     for _ in range(n):
-        (traj,) = play(ListWorkers([env]), agent, [None], max_steps=config.max_steps, stateful_agent=True,
+        (traj,) = play(ListWorkers([env]), agent, [None], max_steps=config.scripted_max_steps, stateful_agent=True,
                        options={"task": task.template, "seed": task.seed})  # fmt: skip
         out.append(traj)
     return out
