@@ -236,17 +236,22 @@ def finished_iterations(out: Path) -> list[Path]:
     return sorted(p for p in out.glob("iter_*") if (p / "state.json").is_file())
 
 
-def _finish(out: Path, tmp: Path, state: RunState, metrics: dict[str, Any], console: Any) -> None:
-    _save_state(state, tmp, metrics)
-    final = out / f"iter_{state.iteration:02d}"
-    install_folder(tmp, final)
-    state.model = str(final / "sft" / "final")
-    # metrics.jsonl is rebuilt from the finished iterations, so a kill between two writes cannot duplicate a line.
+def _write_metrics(out: Path) -> None:
+    """Rebuild ``metrics.jsonl`` (and its plot) from the finished iterations' ``metrics.json``: a kill between
+    installing an iteration and this write can neither lose nor duplicate a line."""
     rows = [json.loads((p / "metrics.json").read_text()) for p in finished_iterations(out)]
     part = out / "metrics.jsonl.tmp"
     part.write_text("".join(json.dumps(r) + "\n" for r in rows))
     os.replace(part, out / "metrics.jsonl")
     plot_curve(out / "metrics.jsonl", out / "metrics.png", keys=("overall", "generalisation", "avg_path_count"))
+
+
+def _finish(out: Path, tmp: Path, state: RunState, metrics: dict[str, Any], console: Any) -> None:
+    _save_state(state, tmp, metrics)
+    final = out / f"iter_{state.iteration:02d}"
+    install_folder(tmp, final)
+    state.model = str(final / "sft" / "final")
+    _write_metrics(out)
     console.print(f"[bold]iteration {state.iteration} done[/bold]: " + ", ".join(
         f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items() if k != "step"))
 
@@ -393,6 +398,7 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
         )
     if done:
         state = _load_state(done[-1])
+        _write_metrics(out)
         console.print(f"resuming after iteration {state.iteration} from {done[-1]}")
     else:
         train, test, demo = split_tasks(config, _template_names(config))
