@@ -2,14 +2,17 @@
 
 A tiny model cannot solve GUI tasks, so CORE's expansion and extrapolation would never fire on its samples.
 This agent follows the oracle plan (:class:`~agents.oracle.OracleAgent`) but, with probability ``p`` per
-chance, takes one of two detours:
+chance, takes one of three detours:
 
 * **another route**: where the plan types several words (a search), it types one of those words instead and
   the plan carries on from the step after (a different search that usually still finds the item). The
   trajectory then succeeds without the expert's key step "type the full name": a new path for the strategy
   graph (seed 002, section 3.2).
+* **a wrong item**: where the plan clicks an element, it clicks another one of the same role (the next product
+  in a list) and the plan carries on from the step after, so the episode does the task to the wrong item: an
+  env failure with a real state change, material for failure-driven exploration (section 3.3.2).
 * **a wrong turn**: it clicks a random clickable element instead of the plan's click. The episode may still
-  succeed (the plan resumes on the new screen) or fail: a failure for failure-driven exploration (section 3.3.2).
+  succeed (the plan resumes on the new screen) or fail.
 
 Like the oracle it reads the env's plan (``env.unwrapped.oracle``), so it is a test fixture, not a policy.
 """
@@ -66,6 +69,14 @@ class NoisyOracleAgent(BaseAgent):
             return AgentOutput(action=Action.from_dict({**action.to_dict(), "text": variant}), extra={"detour": "route"})
         if action.type == "click":
             elements = [e for e in element_list(observation.get("elements")) if e.get("clickable") and e.get("bbox")]
+            target = next((e for e in elements if action.element_id is not None and str(e.get("id")) == str(action.element_id)), None)
+            siblings = [e for e in elements if target is not None and e is not target and e.get("text")
+                        and e.get("role") == target.get("role") and e.get("text") != target.get("text")]  # fmt: skip
+            if siblings and self.rng.random() < 0.5:
+                # Another item of the same kind (the next product in the list); the plan carries on from there.
+                self._skip_from = plan.index
+                el = siblings[int(self.rng.integers(len(siblings)))]
+                return AgentOutput(action=Action.click_element(str(el["id"])), extra={"detour": "wrong item"})
             if elements:
                 el = elements[int(self.rng.integers(len(elements)))]
                 x0, y0, x1, y1 = el["bbox"]

@@ -130,15 +130,23 @@ CHANGE_TEMPLATES: Mapping[str, tuple[str | None, str | None]] = {
     "notes.notes": ("Save a note titled '{x}'", "Delete the note '{x}'"),
     "notes.todos": ("Add the to-do '{x}'", "Delete the to-do '{x}'"),
     "recipes.favourites": ("Add {x} to the favourite recipes", "Remove {x} from the favourite recipes"),
-    "settings.values": ("Set {x} to {rest}", None),
+    "settings.values": ("Set {x} to {value}", None),
 }
 
 
 def _fill(template: str, description: str) -> str:
+    """``template`` filled from one fact record (``"airplane | 1"``: ``x`` airplane, ``rest`` 1, ``value`` on).
+
+    >>> _fill("Set {x} to {value}", "airplane | 1"), _fill("Add {x} to the cart", "Mouse | qty 1 | colour ")
+    ('Set airplane to on', 'Add Mouse to the cart')
+    """
     parts = [p.strip() for p in description.split(" | ")]
     on = next((p[3:] for p in parts if p.startswith("on ")), "")
     items = parts[-1] if parts else description
-    return template.format(x=parts[0], rest=parts[1] if len(parts) > 1 else "", on=on, items=items)
+    rest = parts[1] if len(parts) > 1 else ""
+    # Settings store switches as 1 / 0; an intent reads them as on / off.
+    value = {"1": "on", "0": "off"}.get(rest, rest)
+    return template.format(x=parts[0], rest=rest, on=on, items=items, value=value)
 
 
 def state_change_intent(trajectory: Any) -> str:
