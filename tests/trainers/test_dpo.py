@@ -10,8 +10,16 @@ import numpy as np
 import pytest
 import torch
 
-from trainers.dpo import PairSample, dpo_loss, export_pairs, load_pairs, load_policy, optimise_pairs, pair_margins
-from trainers.dpo import train_dpo
+from trainers.dpo import (
+    PairSample,
+    dpo_loss,
+    export_pairs,
+    load_pairs,
+    load_policy,
+    optimise_pairs,
+    pair_margins,
+    train_dpo,
+)
 from trainers.dpo_config import DPOConfig
 
 
