@@ -18,9 +18,10 @@ from trainers.dpo import (
     load_policy,
     optimise_pairs,
     pair_margins,
-    train_dpo,
 )
 from trainers.dpo_config import DPOConfig
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_dpo_sigmoid_loss_by_hand() -> None:
@@ -96,14 +97,35 @@ def test_exported_pairs_load_with_datasets_in_trl_format(tmp_path: Path) -> None
     assert back[0].prompt[0]["content"] == [{"type": "image"}, {"type": "text", "text": "Describe the page."}]
 
 
-def test_a_trl_format_pair_file_trains(tiny_lm_path: Path, tmp_path: Path) -> None:
+def test_a_trl_format_pair_file_trains_from_the_command_line(tiny_lm_path: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from guigym.cli import app
+
     rows = [{"prompt": f"Question: which way is {w}?\nAnswer:", "chosen": f" press {w}", "rejected": f" scroll {w}"}
             for w in ("up", "down", "left", "right")]  # fmt: skip
     data = tmp_path / "trl.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    cfg = DPOConfig(model=str(tiny_lm_path), data=str(data), epochs=2, batch_size=2, learning_rate=1e-3,
-                    device="cpu", progress=False, output_dir=str(tmp_path / "run"))  # fmt: skip
-    out = train_dpo(cfg)
-    assert [r["step"] for r in out["history"]] == [1, 2, 3, 4]
-    assert out["history"][0]["reward_margin"] == pytest.approx(0.0, abs=1e-6)  # policy == reference at step 1
+    result = CliRunner().invoke(app, ["train", "dpo", "-c", str(ROOT / "configs/dpo_tiny_cpu.yaml"), "--set",
+                                      f"model={tiny_lm_path}", "--set", f"data={data}", "--set", "progress=false",
+                                      "--set", f"output_dir={tmp_path / 'run'}"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    log = [json.loads(x) for x in (tmp_path / "run/metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [1, 2]  # 4 pairs, batch 4, 2 epochs
+    assert log[0]["reward_margin"] == pytest.approx(0.0, abs=1e-6)  # policy == reference at step 1
     assert (tmp_path / "run/final/config.json").is_file() and (tmp_path / "run/learning_curve.png").is_file()
+    assert (tmp_path / "run/checkpoint-000002/model.pt").is_file()
+
+
+def test_configs_load_and_unknown_keys_are_usage_errors() -> None:
+    from typer.testing import CliRunner
+
+    from guigym.cli import app
+    from trainers.ipl_config import IPLConfig
+
+    tiny = IPLConfig.from_yaml(ROOT / "configs/ipl_tiny_cpu.yaml")
+    qwen = IPLConfig.from_yaml(ROOT / "configs/ipl_qwen25vl3b_android.yaml")
+    assert (tiny.rounds, qwen.k, qwen.learning_rate, qwen.later_learning_rate) == (2, 3, 1e-6, 1e-7)
+    for cmd, cfg in (("dpo", "dpo_tiny_cpu.yaml"), ("ipl", "ipl_tiny_cpu.yaml")):
+        result = CliRunner().invoke(app, ["train", cmd, "-c", str(ROOT / "configs" / cfg), "--set", "lr=0.1"])
+        assert result.exit_code != 0 and "no field 'lr'" in result.output
