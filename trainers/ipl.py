@@ -104,6 +104,41 @@ def tree_jobs(trajectories: list[Trajectory]) -> list[TreeJob]:
     return jobs
 
 
+def offline_jobs(dataset: str, root: str | Path) -> list[TreeJob]:
+    """Every step of an offline dataset (the ``GuiOffline-v0`` readers: AndroidControl, AITZ, GUI-Odyssey,
+    GUI-R1, ...) as a tree job: the screenshot file, the episode's goal, and the recorded action and box."""
+    from PIL import Image
+
+    from gui_envs.offline.readers import read_dataset
+
+    jobs = []
+    for episode in read_dataset(dataset, root):
+        history: list[str] = []
+        for step in episode.steps:
+            shot = np.asarray(Image.open(step.image).convert("RGB"))  # (H, W, 3) uint8
+            try:
+                decision, _ = format_coat(step.action, PIXELS)
+            except InvalidActionError:
+                history.append(step.action.type)
+                continue
+            obs = {"instruction": episode.instruction, "screenshot": shot}
+            jobs.append(TreeJob(obs, episode.instruction, list(history), step.action, step.bbox))
+            history.append(decision)
+    return jobs
+
+
+def load_jobs(config: IPLConfig) -> list[TreeJob]:
+    """The tree jobs of ``config.data``: recorded trajectories, or an offline dataset's steps."""
+    folders = [config.data] if isinstance(config.data, str) else list(config.data)
+    if config.offline_dataset:
+        jobs = [j for f in folders for j in offline_jobs(config.offline_dataset, f)]
+    else:
+        jobs = tree_jobs([t for f in folders for t in load_trajectories(f, load_images=True)])
+    if not jobs:
+        raise ValueError(f"no step with a CoaT-wordable action in {folders}: record trajectories with actions first")
+    return jobs
+
+
 def ground_truth_turns(job: TreeJob) -> tuple[str, str | None]:
     """``a*`` in CoaT's words: the decision turn and, for pointer actions, the grounding box (0-1000)."""
     size = screen_size_of(job.observation)
@@ -217,7 +252,7 @@ def tree_deviation(root: CoaTNode, encode: Any) -> float | None:
 # ----- the CoaT SFT warm-up ------------------------------------------------------------------------------
 
 
-def coat_sft_samples(trajectories: list[Trajectory], generator: Any) -> list[SFTSample]:
+def coat_sft_samples(jobs: list[TreeJob], generator: Any) -> list[SFTSample]:
     """One SFT sample per CoaT turn of every recorded step (seed 003, sec. 3.2 "Warm-up SFT").
 
     Recorded trajectories hold actions, not thoughts, so the description and thought turns are written from
@@ -226,7 +261,7 @@ def coat_sft_samples(trajectories: list[Trajectory], generator: Any) -> list[SFT
     """
     use_images = bool(getattr(generator, "supports_images", False))
     out = []
-    for job in tree_jobs(trajectories):
+    for job in jobs:
         decision, grounding = ground_truth_turns(job)
         shot = job.observation.get("screenshot")
         with_image = use_images and shot is not None
@@ -302,7 +337,7 @@ def sample_round(config: IPLConfig, gen: Any, jobs: list[TreeJob], r: int) -> tu
     return pairs, metrics
 
 
-def _warmup(config: IPLConfig, out: Path) -> Path:
+def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
     """The CoaT SFT warm-up through :func:`trainers.sft.train_sft`; returns the seed policy's folder."""
     final = out / "warmup" / "final"
     if config.resume and (final / "config.json").is_file():
@@ -312,7 +347,8 @@ def _warmup(config: IPLConfig, out: Path) -> Path:
                     warmup_ratio=0.0, lora=config.lora, lora_r=config.lora_r, lora_alpha=config.lora_alpha,
                     dtype=config.dtype, device=config.device, seed=config.seed, output_dir=str(out / "warmup"),
                     plot=config.plot)  # fmt: skip
-    trained = train_sft(sft, coat_sft_samples)["model"]
+    # SFTConfig.successful_only does not apply: the jobs are the recorded steps that CoaT can word.
+    trained = train_sft(sft, lambda _trajectories, gen: coat_sft_samples(jobs, gen))["model"]
     if hasattr(trained, "merge_and_unload"):  # a LoRA warm-up: rounds load a plain model, not an adapter
         for name in ("adapter_config.json", "adapter_model.safetensors"):
             (final / name).unlink(missing_ok=True)
@@ -324,12 +360,8 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
     """Run MobileIPL as configured; returns ``{"rounds": [per-round records], "model": the last policy}``."""
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    folders = [config.data] if isinstance(config.data, str) else list(config.data)
-    trajectories = [t for f in folders for t in load_trajectories(f, load_images=True)]
-    jobs = tree_jobs(trajectories)
-    if not jobs:
-        raise ValueError(f"no step with a CoaT-wordable action in {folders}: record trajectories with actions first")
-    policy: Path | str = _warmup(config, out) if config.warmup_sft_epochs else config.model
+    jobs = load_jobs(config)
+    policy: Path | str = _warmup(config, out, jobs) if config.warmup_sft_epochs else config.model
     done = [r for r in read_log(out / "rounds.jsonl")] if config.resume and (out / "rounds.jsonl").exists() else []
     log = RunLog(out / "rounds.jsonl", len(done))
     records = done[:]

@@ -22,6 +22,9 @@ class IPLConfig:
     data: str | list[str] = ""
     """Folder(s) of recorded trajectories (``gui_envs.trajectory`` format, e.g. oracle runs on GuiAndroid-v0 or
     converted offline data): each step with an action is one CoaT tree, its action the ground truth ``a*``."""
+    offline_dataset: str | None = None
+    """Read ``data`` as this ``GuiOffline-v0`` dataset (``androidcontrol``, ``aitz``, ``gui_odyssey``,
+    ``gui_r1``, ...; see :mod:`gui_envs.offline.readers`) instead of as trajectory folders."""
     rounds: int = 2
     """IPL iterations ``N``: round ``r`` samples with, and is regularised towards, the policy of round ``r-1``."""
     k: int = 3
