@@ -129,3 +129,20 @@ def test_configs_load_and_unknown_keys_are_usage_errors() -> None:
     for cmd, cfg in (("dpo", "dpo_tiny_cpu.yaml"), ("ipl", "ipl_tiny_cpu.yaml")):
         result = CliRunner().invoke(app, ["train", cmd, "-c", str(ROOT / "configs" / cfg), "--set", "lr=0.1"])
         assert result.exit_code != 0 and "no field 'lr'" in result.output
+
+
+def test_lora_dpo_uses_the_disabled_adapter_as_reference(tiny_lm_path: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    cfg = DPOConfig(model=str(tiny_lm_path), data="-", epochs=2, batch_size=2, learning_rate=1e-2, lora=True, lora_r=4,
+                    lora_alpha=8, device="cpu", progress=False, output_dir=str(tmp_path / "run"))  # fmt: skip
+    gen, ref = load_policy(cfg, tiny_lm_path)
+    assert ref is None  # no second copy: the adapter switched off is the reference
+    base = load_file(tiny_lm_path / "model.safetensors")
+    history = optimise_pairs(cfg, gen, ref, _pairs(["Back", "Home"]), tmp_path / "run")
+    assert history[0]["reward_margin"] == pytest.approx(0.0, abs=1e-6)  # LoRA's B starts at 0: policy == ref
+    assert history[1]["reward_margin"] != pytest.approx(0.0, abs=1e-6)
+    frozen = {n.replace("base_model.model.", "").replace(".base_layer", ""): p for n, p in gen.model.named_parameters()
+              if "lora_" not in n}  # fmt: skip
+    assert set(base) <= set(frozen)
+    assert all(torch.equal(frozen[k], base[k]) for k in base)
