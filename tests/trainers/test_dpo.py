@@ -146,3 +146,11 @@ def test_lora_dpo_uses_the_disabled_adapter_as_reference(tiny_lm_path: Path, tmp
               if "lora_" not in n}  # fmt: skip
     assert set(base) <= set(frozen)
     assert all(torch.equal(frozen[k], base[k]) for k in base)
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import trainers.dpo
+
+    assert doctest.testmod(trainers.dpo).failed == 0
