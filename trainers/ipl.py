@@ -387,7 +387,7 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     jobs = load_jobs(config)
     policy: Path | str = _warmup(config, out, jobs) if config.warmup_sft_epochs else config.model
-    done = [r for r in read_log(out / "rounds.jsonl")] if config.resume and (out / "rounds.jsonl").exists() else []
+    done = read_log(out / "rounds.jsonl") if config.resume and (out / "rounds.jsonl").exists() else []
     log = RunLog(out / "rounds.jsonl", len(done))
     records = done[:]
     gen = None
@@ -408,6 +408,7 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
             for f in rdir.glob("checkpoint-*"):  # a fresh round: no stale checkpoint may be resumed into it
                 shutil.rmtree(f)
             (rdir / "latest").unlink(missing_ok=True)
+            pairs_file.unlink(missing_ok=True)  # nor a stale pair file, when this round pairs nothing
             if pairs:
                 tmp = rdir / ".pairs.parquet.tmp"
                 export_pairs(pairs, tmp)
