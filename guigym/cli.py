@@ -283,6 +283,8 @@ def train_ipl_command(
     resume: Annotated[bool, typer.Option(help="Skip finished rounds; continue the last from its checkpoint.")] = False,
 ) -> None:
     """MobileIPL: CoaT trees sampled per recorded step, scored, paired, T-DPO; iterated over rounds."""
+    from rich.markup import escape
+
     from trainers.ipl import train_ipl
     from trainers.ipl_config import IPLConfig
 
@@ -290,7 +292,7 @@ def train_ipl_command(
     for rec in train_ipl(cfg)["rounds"]:
         console.print(f"round {rec['step']}: potential correct {rec['potential_correct_ratio']:.3f}, pairs "
                       f"{rec['pairs']} (beta {rec['pairs_beta']}, gamma {rec['pairs_gamma']}), "
-                      f"Div_R {rec['div_r']:.4f} [{rec['div_r_encoder']}]")  # fmt: skip
+                      f"Div_R {rec['div_r']:.4f} ({escape(rec['div_r_encoder'])})")  # fmt: skip
     console.print(f"rounds.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
 
 
