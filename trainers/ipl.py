@@ -435,5 +435,5 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
         del ref
     if config.plot:
         plot_curve(out / "rounds.jsonl", out / "rounds.png",
-                   keys=("potential_correct_ratio", "pairs", "acc_s", "div_r"))  # fmt: skip
+                   keys=("potential_correct_ratio", "pairs", "acc_s", "div_r"), xlabel="IPL round")  # fmt: skip
     return {"rounds": records, "model": gen.model if gen is not None else None, "policy": str(policy)}
