@@ -8,6 +8,8 @@ guigym demo                                   what ``./run demo`` shows
 guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
 guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
 guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
+guigym train dpo --config configs/dpo_tiny_cpu.yaml --set data=pairs.parquet
+guigym train ipl --config configs/ipl_tiny_cpu.yaml --set data=runs/android-demos
 """
 
 from __future__ import annotations
@@ -199,7 +201,7 @@ def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) 
     run_demo(episodes=episodes, console=console)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, CORE).")
+train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, DPO, MobileIPL, CORE).")
 app.add_typer(train_app, name="train")
 
 
@@ -285,6 +287,49 @@ def train_core_command(
         table.add_row(*(f"{row[c]:.3f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in columns))
     console.print(table)
     console.print(f"graphs, label functions, new tasks, datasets, checkpoints and metrics in {cfg.output_dir}")
+
+
+@train_app.command("dpo")
+def train_dpo_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of DPOConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
+) -> None:
+    """DPO (sigmoid loss, optional SFT term) on a pair file in TRL's prompt/chosen/rejected format."""
+    from trainers.dpo import train_dpo
+    from trainers.dpo_config import DPOConfig
+
+    cfg = _load_train_config(DPOConfig, config, overrides, resume)
+    history = train_dpo(cfg)["history"]
+    if history:
+        last = history[-1]
+        console.print(f"step {last['step']}: loss {last['loss']:.4f}, margin {last['reward_margin']:.3f}, "
+                      f"accuracy {last['accuracy']:.2f}")  # fmt: skip
+    console.print(f"log, curve and model in {cfg.output_dir}")
+
+
+@train_app.command("ipl")
+def train_ipl_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of IPLConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Skip finished rounds; continue the last from its checkpoint.")] = False,
+) -> None:
+    """MobileIPL: CoaT trees sampled per recorded step, scored, paired, T-DPO; iterated over rounds."""
+    from rich.markup import escape
+
+    from trainers.ipl import train_ipl
+    from trainers.ipl_config import IPLConfig
+
+    cfg = _load_train_config(IPLConfig, config, overrides, resume)
+    for rec in train_ipl(cfg)["rounds"]:
+        console.print(f"round {rec['step']}: potential correct {rec['potential_correct_ratio']:.3f}, pairs "
+                      f"{rec['pairs']} (beta {rec['pairs_beta']}, gamma {rec['pairs_gamma']}), "
+                      f"Div_R {rec['div_r']:.4f} ({escape(rec['div_r_encoder'])})")  # fmt: skip
+    console.print(f"rounds.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
 
 
 def main() -> None:
