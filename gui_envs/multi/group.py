@@ -213,8 +213,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         return {
             "estimator": self.credit,
             "branch": branch,
-            "returns": {a: float(r) for a, r in zip(agents, returns)},
-            "credits": {a: float(c) for a, c in zip(agents, credits)},
+            "returns": {a: float(r) for a, r in zip(agents, returns, strict=True)},
+            "credits": {a: float(c) for a, c in zip(agents, credits, strict=True)},
             "clicks": {a: [list(p) for p in self._clicks[a]] for a in agents},
         }
 

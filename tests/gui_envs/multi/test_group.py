@@ -73,7 +73,7 @@ def test_web_ground_group_shares_one_chromium_and_takes_sca_credit() -> None:
         assert all("target_bbox" not in str(i) for i in infos.values())
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
         clicks = [[cx, cy], [box[0] + 1, box[1] + 1], [5.0, 390.0], [630.0, 390.0], [320.0, 395.0]]
-        _, rewards, _, _, infos = group.step({a: np.array(c, np.float32) for a, c in zip(group.agents, clicks)})
+        _, rewards, _, _, infos = group.step({a: np.array(c, np.float32) for a, c in zip(group.agents, clicks, strict=True)})
         assert [rewards[a] for a in group.possible_agents] == [1.0, 1.0, 0.0, 0.0, 0.0]
         expected = spatial_credit(np.array(clicks, np.float32).astype(float), [1, 1, 0, 0, 0], [1, 1, 0, 0, 0], box)
         got = [infos[a]["group_credit"] for a in group.possible_agents]
