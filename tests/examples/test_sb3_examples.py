@@ -50,3 +50,20 @@ def test_box_id_normalises_the_click_to_the_pixel_grid() -> None:
 def test_smooth_is_a_trailing_mean() -> None:
     x, y = smooth([(1, 1.0), (2, 0.0), (3, 0.0), (4, 1.0)], window=2)
     assert x.tolist() == [1, 2, 3, 4] and y.tolist() == [1.0, 0.5, 0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [("Maze-v0", {"mode": "navigate", "size": 3}), ("GuiAndroidGround-Box-v0", {"reward": "ssl"})],
+)
+def test_sb3_env_checker_accepts_the_ids_as_registered(env_id: str, kwargs: dict) -> None:
+    from stable_baselines3.common.env_checker import check_env
+
+    env = gym.make(env_id, **kwargs)
+    try:
+        check_env(env, warn=False)
+        assert isinstance(env.action_space, gym.spaces.Discrete | gym.spaces.Box)
+        if isinstance(env.action_space, gym.spaces.Box):  # normalised clicks, the range SB3's Gaussian samples
+            assert env.action_space.low.tolist() == [-1, -1] and env.action_space.high.tolist() == [1, 1]
+    finally:
+        env.close()
