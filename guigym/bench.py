@@ -72,9 +72,17 @@ def run_benchmarks(
         seconds = time.perf_counter() - start
         if console is not None:
             console.print(output.rstrip(), markup=False, highlight=False)
-        lines = [ln.strip() for ln in output.splitlines() if ln.strip() and not set(ln.strip()) <= set("─━═┗┛└┘╵ ")]
-        results.append(BenchResult(script.stem, status, seconds, lines[-1][:100] if lines else ""))
+        results.append(BenchResult(script.stem, status, seconds, _last_line(output)))
     return results
+
+
+def _last_line(output: str) -> str:
+    """The last printed line that is not a table border (box-drawing characters only), squeezed to 100 chars."""
+    for line in reversed(output.splitlines()):
+        text = line.strip()
+        if text and not all(ch == " " or "\u2500" <= ch <= "\u257f" for ch in text):
+            return " ".join(text.split())[:100]
+    return ""
 
 
 def results_table(results: list[BenchResult]) -> Table:
