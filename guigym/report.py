@@ -26,7 +26,7 @@ import numpy as np
 from gui_envs.episode_gif import MARKER_PX, _point_of, trajectory_to_gif
 from gui_envs.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
 
-#: Screenshots wider than this (pixels) are scaled down in the page.
+#: Screenshots wider or taller than this (pixels) are scaled down in the page.
 THUMB_PX = 480
 
 _CSS = """
@@ -49,13 +49,16 @@ def _data_uri(data: bytes, mime: str) -> str:
 
 
 def _png_uri(image: Any, max_width: int = THUMB_PX) -> str:
-    """A PIL image (or an (H, W, 3) uint8 array) scaled to at most ``max_width`` pixels, as a PNG data URI."""
+    """A PIL image (or an (H, W, 3) uint8 array) scaled to fit ``max_width`` x ``max_width`` pixels, as a PNG
+    data URI."""
     from PIL import Image
 
     if isinstance(image, np.ndarray):
         image = Image.fromarray(np.asarray(image, dtype=np.uint8))
-    if image.width > max_width:
-        image = image.resize((max_width, round(image.height * max_width / image.width)))
+    # Bound both sides, so a 360 x 800 phone screen stays as short as a web one.
+    scale = min(1.0, max_width / image.width, max_width / image.height)
+    if scale < 1.0:
+        image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))))
     buf = io.BytesIO()
     image.save(buf, format="PNG", optimize=True)
     return _data_uri(buf.getvalue(), "image/png")
@@ -172,7 +175,8 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | 
         if episodes:
             successes = [t.success for t, _ in episodes if t.success is not None]
             rate = f"{sum(successes) / len(successes):.0%}" if successes else "-"
-            body.append(f"<p>{len(episodes)} episodes &middot; success rate {rate}</p>")
+            noun = "episode" if len(episodes) == 1 else "episodes"
+            body.append(f"<p>{len(episodes)} {noun} &middot; success rate {rate}</p>")
         body += [curves, graphs]
         body += [_episode_html(t, f, gif_dir) for t, f in episodes]
         if skipped:
