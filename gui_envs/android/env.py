@@ -19,6 +19,7 @@ from gui_envs.android.tasks import TASKS, PhoneState
 from gui_envs.android.tasks.base import PhoneView, Target
 from gui_envs.browser.chromium import headless_for
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
+from gui_envs.browser.shared import SharedBrowser
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import TaskEnv, task_rng
 from gui_envs.verifiers.facts import phone_record
@@ -74,6 +75,7 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         timeout_s: float = 10.0,
         render_mode: str | None = None,
         screenshots: bool = True,
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
         if render_mode not in (None, "rgb_array", "human"):
             raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
@@ -82,7 +84,11 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         kwargs: dict[str, Any] = {}
         if backend == "simulated":
             # "human": the simulated phone's window itself, where a display exists.
-            kwargs = {"headless": headless_for(render_mode, headless), "timeout_s": timeout_s}
+            kwargs = {
+                "headless": headless_for(render_mode, headless),
+                "timeout_s": timeout_s,
+                "shared_browser": shared_browser,
+            }
         elif backend == "uiautomator2":
             kwargs = {"timeout_s": timeout_s}
         self.backend = make_backend(backend, serial, **kwargs)
@@ -364,6 +370,8 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
         render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (the simulated phone in a headed browser where
             a display exists).
         screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
+        shared_browser: run the simulated phone as a context of this
+            :class:`~gui_envs.browser.shared.SharedBrowser` (N phones, one Chromium; :mod:`gui_envs.multi`).
     """
 
     family = "phone"

@@ -27,18 +27,26 @@ class GroupConfigError(ValueError):
     """A ``GroupEnv`` argument is out of range; the message names the argument and the allowed values."""
 
 
-def _accepts_shared_browser(env_id: str) -> bool:
-    """Whether the id's env class runs on :class:`~gui_envs.browser.shared.SharedBrowser` contexts (the web
-    envs); looked up from the registration, so nothing is built to find out."""
-    entry = gym.spec(env_id).entry_point
-    if not isinstance(entry, str) or not entry.startswith("gui_envs.web."):
+def _accepts_shared_browser(env_id: str, env_kwargs: dict[str, Any]) -> bool:
+    """Whether the id's env runs on :class:`~gui_envs.browser.shared.SharedBrowser` contexts (the web envs and
+    the simulated phone); looked up from the registration, so nothing is built to find out."""
+    spec = gym.spec(env_id)
+    entry = spec.entry_point
+    if entry == "gui_envs.box_ids:make_box_ground":  # the -Box-v0 ids pass their arguments to the base id
+        return _accepts_shared_browser(str(spec.kwargs["base_id"]), env_kwargs)
+    if not isinstance(entry, str) or not entry.startswith(("gui_envs.web.", "gui_envs.android.")):
         return False
     from gymnasium.envs.registration import load_env_creator
 
-    from gui_envs.web.env import WebEnvBase
-
     cls = load_env_creator(entry)
-    return isinstance(cls, type) and issubclass(cls, WebEnvBase)
+    if entry.startswith("gui_envs.web."):
+        from gui_envs.web.env import WebEnvBase
+
+        return isinstance(cls, type) and issubclass(cls, WebEnvBase)
+    from gui_envs.android.env import PhoneEnvBase
+
+    backend = {**spec.kwargs, **env_kwargs}.get("backend", "simulated")
+    return isinstance(cls, type) and issubclass(cls, PhoneEnvBase) and backend == "simulated"
 
 
 class GroupEnv(ParallelEnv[str, Any, Any]):
@@ -70,15 +78,15 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
       of the copy (:func:`gui_envs.privileged.privileged_of`) at reset and never shown to agents. Agents
       without a click count as invalid responses (App. D.1 fallbacks).
 
-    **Browsers**: web envs share one Chromium, one browser context per copy (``share_browser=True``), so a
-    group of 8 starts one browser, not 8 (``python benchmarks/group_speed.py``).
+    **Browsers**: web envs and simulated phones share one Chromium, one browser context per copy
+    (``share_browser=True``), so a group of 8 starts one browser, not 8 (``python benchmarks/group_speed.py``).
 
     Args:
         env_id: any registered guigym id.
         n_agents: group size N (at least 2, for group statistics to exist).
         credit: ``"grpo"`` or ``"sca"``.
         env_kwargs: constructor arguments of every copy.
-        share_browser: run the copies of a web env as contexts of one shared Chromium.
+        share_browser: run the copies of a web or simulated-phone env as contexts of one shared Chromium.
         sca_config: SCA settings (default :class:`rewards.sca.SCAConfig()`).
         render_mode: ``None`` or ``"rgb_array"`` (the copies' frames side by side).
     """
@@ -107,7 +115,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         if render_mode is not None:
             kwargs.setdefault("render_mode", render_mode)
         self.shared_browser = None
-        if share_browser and _accepts_shared_browser(env_id):
+        if share_browser and _accepts_shared_browser(env_id, kwargs):
             from gui_envs.browser.shared import SharedBrowser
 
             self.shared_browser = SharedBrowser(headless=kwargs.get("headless", True))

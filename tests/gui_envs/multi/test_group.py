@@ -83,3 +83,23 @@ def test_web_ground_group_shares_one_chromium_and_takes_sca_credit() -> None:
         assert all("target_bbox" not in str(i) for i in infos.values())
     finally:
         group.close()
+
+
+def test_which_ids_share_a_browser() -> None:
+    from gui_envs.multi.group import _accepts_shared_browser
+
+    assert _accepts_shared_browser("GuiWebGround-Box-v0", {})
+    assert _accepts_shared_browser("GuiAndroidGround-v0", {})
+    assert not _accepts_shared_browser("GuiAndroid-v0", {"backend": "uiautomator2"})
+    assert not _accepts_shared_browser("Maze-v0", {})
+
+
+def test_simulated_phones_share_one_chromium() -> None:
+    group = parallel_env("GuiAndroidGround-v0", n_agents=2)
+    try:
+        obs, _ = group.reset(seed=0)
+        pids = {e.unwrapped.backend.browser_pid for e in group.envs.values()}
+        assert len(pids) == 1 and None not in pids
+        np.testing.assert_array_equal(obs["agent_0"]["screenshot"], obs["agent_1"]["screenshot"])
+    finally:
+        group.close()
