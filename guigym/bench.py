@@ -50,7 +50,12 @@ def run_benchmarks(
         console: where each script's own output is echoed (``None``: not echoed).
     """
     results = []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder.parent), os.environ.get("PYTHONPATH", "")])}
+    # COLUMNS: rich draws a piped script's tables 80 wide, wrapping every row; 160 keeps a row on one line.
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(folder.parent), os.environ.get("PYTHONPATH", "")]),
+        "COLUMNS": "160",
+    }
     for script in sorted(folder.glob("*.py")):
         if script.name.startswith("_") or (only and script.stem not in only):
             continue
@@ -77,11 +82,13 @@ def run_benchmarks(
 
 
 def _last_line(output: str) -> str:
-    """The last printed line that is not a table border (box-drawing characters only), squeezed to 100 chars."""
+    """The last printed line that is not a table border, without cell borders, squeezed to 100 characters."""
     for line in reversed(output.splitlines()):
         text = line.strip()
         if text and not all(ch == " " or "\u2500" <= ch <= "\u257f" for ch in text):
-            return " ".join(text.split())[:100]
+            # A table row: cell borders become spaces, so the row reads as its values.
+            plain = "".join(" " if "\u2500" <= ch <= "\u257f" else ch for ch in text)
+            return " ".join(plain.split())[:100]
     return ""
 
 
