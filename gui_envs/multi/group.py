@@ -15,7 +15,7 @@ import numpy as np
 from pettingzoo import ParallelEnv
 
 from gui_envs.privileged import privileged_of, public_info
-from gui_envs.wrappers import action_point, as_action
+from gui_envs.wrappers import action_point, as_action, with_reward
 from rewards.advantage import group_advantage
 from rewards.sca import SCAConfig, spatial_credit
 
@@ -60,7 +60,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     ``options={"task": name}`` to fix a task on the envs that take one.
 
     **Step**: ``step({agent: action})`` steps each live agent's copy. An agent that ends its episode
-    (terminated or truncated) leaves ``agents``; the others carry on. Rewards are each copy's own env reward.
+    (terminated or truncated) leaves ``agents``; the others carry on. Rewards are each copy's own env reward
+    (or the ``reward=`` wrapper's).
     ``infos[agent]`` is the copy's public info (:func:`gui_envs.privileged.public_info`: never a target box or
     an answer) plus ``clicks``: the agent's click points so far, ``[[x, y], ...]`` screenshot pixels.
 
@@ -89,6 +90,9 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         share_browser: run the copies of a web or simulated-phone env as contexts of one shared Chromium.
         sca_config: SCA settings (default :class:`rewards.sca.SCAConfig()`).
         render_mode: ``None`` or ``"rgb_array"`` (the copies' frames side by side).
+        reward: wrap each copy with :func:`gui_envs.wrappers.with_reward` (``"binary"``, ``"ssl"``,
+            ``"continuous"``...); ``None`` keeps the env's own reward.
+        reward_kwargs: the reward wrapper's arguments.
     """
 
     metadata = {"name": "guigym_group_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
@@ -102,6 +106,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         share_browser: bool = True,
         sca_config: SCAConfig | None = None,
         render_mode: str | None = None,
+        reward: str | None = None,
+        reward_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if n_agents < 2:
             raise GroupConfigError(f"n_agents must be at least 2 (a group), got {n_agents}")
@@ -125,7 +131,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.envs: dict[str, gym.Env[Any, Any]] = {}
         try:
             for agent in self.possible_agents:
-                self.envs[agent] = gym.make(env_id, **kwargs)
+                copy = gym.make(env_id, **kwargs)
+                self.envs[agent] = with_reward(copy, reward, **(reward_kwargs or {})) if reward else copy
         except BaseException:
             self.close()
             raise
@@ -134,7 +141,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.group_result: dict[str, Any] | None = None
         self._rng = np.random.default_rng()
         self._returns: dict[str, float] = {}
-        self._success: dict[str, bool] = {}
+        self._success: dict[str, bool | None] = {}
         self._clicks: dict[str, list[list[float]]] = {}
         self._last_obs: dict[str, Any] = {}
         self._target_box: list[float] | None = None
@@ -158,7 +165,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             obs[agent], info = self.envs[agent].reset(seed=group_seed, options=options)
             infos[agent] = {**public_info(info), "clicks": []}
         self._returns = dict.fromkeys(self.agents, 0.0)
-        self._success = dict.fromkeys(self.agents, False)
+        self._success = dict.fromkeys(self.agents, None)
         self._clicks = {a: [] for a in self.agents}
         self._last_obs = dict(obs)
         # Identical copies: one target box for the group, read where only the referee reads it.
@@ -213,8 +220,13 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         if self.credit == "grpo":
             credits = group_advantage(returns)  # seed 000, App. B.5
         else:
-            # seed 001, section 4.1: route on binary success, credit the last click of each response.
-            success = np.array([self._success[a] or self._returns[a] > 0 for a in agents], dtype=float)
+            # seed 001, section 4.1: route on binary success, credit the last click of each response. The env's
+            # verdict, not the return: a shaped reward (ssl) pays near misses too.
+            verdicts = [self._success[a] for a in agents]
+            success = np.array(
+                [v if v is not None else self._returns[a] > 0 for a, v in zip(agents, verdicts, strict=True)],
+                dtype=float,
+            )
             coords = np.array([self._clicks[a][-1] if self._clicks[a] else [np.nan, np.nan] for a in agents])
             result = spatial_credit(coords, success, returns, self._target_box, config=self.sca_config)
             credits, branch = result.credits, result.branch

@@ -103,3 +103,24 @@ def test_simulated_phones_share_one_chromium() -> None:
         np.testing.assert_array_equal(obs["agent_0"]["screenshot"], obs["agent_1"]["screenshot"])
     finally:
         group.close()
+
+
+def test_sca_routes_on_the_env_verdict_not_a_shaped_return() -> None:
+    # ClickGrid with a proximity reward: a near miss earns a positive return but is no success.
+    group = parallel_env("ClickGrid-v0", n_agents=5, credit="sca", reward="continuous")
+    group.reset(seed=0)
+    x0, y0, x1, y1 = privileged_of(group.envs["agent_0"])["target_bbox"]
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    # Every click misses, at different distances: an all-miss group, which SCA routes to Prox.
+    clicks = [(x1 + 2, cy), (x1 + 6, cy), (cx, y1 + 3), (cx, y1 + 40), (x1 + 60, y1 + 60)]
+    actions = {
+        a: f'{{"type": "click", "point": [{x}, {y}]}}' for a, (x, y) in zip(group.possible_agents, clicks, strict=True)
+    }
+    _, rewards, _, _, infos = group.step(actions)
+    assert all(rewards[a] > 0 for a in group.possible_agents)  # near misses are paid by the shaped reward...
+    result = infos["agent_0"]["group"]
+    expected = spatial_credit(np.array(clicks), [0] * 5, [rewards[a] for a in group.possible_agents],
+                              [x0, y0, x1, y1])
+    assert result["branch"] == expected.branch == "prox"  # ...but routing reads the verdicts: no hit at all
+    np.testing.assert_allclose([result["credits"][a] for a in group.possible_agents], expected.credits)
+    group.close()
