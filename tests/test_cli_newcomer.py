@@ -97,3 +97,12 @@ def test_bench_runs_quick_scripts_and_tabulates(tmp_path: Path) -> None:
     assert results["slow"].status == "skipped"
     cli = runner.invoke(app, ["bench", "--folder", str(tmp_path), "--only", "fast", "--quiet"], terminal_width=200)
     assert cli.exit_code == 0 and "guigym benchmarks" in cli.output and "rows: 3" in cli.output
+
+
+@pytest.mark.parametrize("name", ["guigym.play", "gui_envs.multi"])
+def test_module_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
