@@ -15,7 +15,6 @@ a freshly launched browser (:meth:`SharedBrowser.session` relaunches on demand).
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -146,12 +145,10 @@ class ContextSession:
         if self._closed:
             return
         self._closed = True
-        if self.host.alive:
-            context = self._handles.context
-            try:
-                self.host.call(lambda _h: context.close(), timeout_s=10.0)
-            except (BrowserCrashedError, concurrent.futures.TimeoutError, RuntimeError):
-                pass  # the browser is going or gone; its own close reaps the processes
+        context = self._handles.context
+        # Queued, not waited on: an env's __del__ may run in the worker thread itself (where its last
+        # reference was dropped), and waiting there for the worker would deadlock. Errors are only logged.
+        self.host.submit(lambda _h: context.close())
 
     def __enter__(self) -> ContextSession:
         return self
