@@ -176,7 +176,8 @@ def play(
                 returns.append(total)
             episode += 1
             obs, info = env.reset(seed=None if seed is None else seed + episode, options=options)
-            total, shown = 0.0, shown + 1
+            # A finishing step saved no screen, so the new episode's first screen takes its number.
+            total, shown = 0.0, shown + (1 if command == "r" else 0)
             _show(obs, public_info(info), env, shots, shown, out)
     return returns
 
