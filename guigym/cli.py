@@ -12,6 +12,7 @@ guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json 
 guigym demo                                   what ``./run demo`` shows
 guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
 guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
+guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) 
     run_demo(episodes=episodes, console=console)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT).")
+train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, CORE).")
 app.add_typer(train_app, name="train")
 
 
@@ -290,6 +291,41 @@ def train_sft_command(
     if history:
         console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
     console.print(f"log, curve and model in {cfg.output_dir}")
+
+
+@train_app.command("core")
+def train_core_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of CoreConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue after the last finished iteration in output_dir.")] = False,
+    no_graph_expansion: Annotated[bool, typer.Option("--no-graph-expansion", help="Ablation: never expand graphs.")] = False,
+    no_extrapolation: Annotated[bool, typer.Option("--no-extrapolation", help="Ablation: mine no new tasks.")] = False,
+    env_only: Annotated[bool, typer.Option("--env-only", help="Ablation: keep env-verified trajectories only.")] = False,
+) -> None:
+    """CORE self-training: BC on oracle demos, then sample, verify with strategy graphs, expand, extrapolate, SFT."""
+    from rich.table import Table
+
+    from trainers.core.config import CoreConfig
+    from trainers.core.loop import RunExistsError, train_core
+
+    flags = [f for f, on in (("graph_expansion=false", no_graph_expansion), ("extrapolation=false", no_extrapolation),
+                             ("env_only=true", env_only)) if on]  # fmt: skip
+    cfg = _load_train_config(CoreConfig, config, [*(overrides or []), *flags], resume)
+    try:
+        metrics = train_core(cfg, console=console)["metrics"]
+    except RunExistsError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    columns = ("iteration", "overall", "generalisation", "sampled", "fully", "partially", "failed", "expanded",
+               "new_success", "new_failure", "kept", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
+    table = Table(title=f"CORE run {cfg.output_dir}")
+    for c in columns:
+        table.add_column(c, justify="right")
+    for row in metrics:
+        table.add_row(*(f"{row[c]:.3f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in columns))
+    console.print(table)
+    console.print(f"graphs, label functions, new tasks, datasets, checkpoints and metrics in {cfg.output_dir}")
 
 
 # ----- newcomer commands: tasks, play, report, bench (their logic lives in guigym/<name>.py) --------------------
