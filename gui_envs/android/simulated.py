@@ -46,6 +46,7 @@ from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, Dev
 from gui_envs.browser import executor
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.shared import ContextSession, SharedBrowser
 from gui_envs.browser.site import Request, Response, SiteState
 
 logger = logging.getLogger(__name__)
@@ -207,6 +208,8 @@ class SimulatedPhone(DeviceBackend):
         headless: run Chromium headless.
         timeout_s: time limit of one phone operation in seconds.
         serial: the name used in :class:`DeviceError` messages.
+        shared_browser: run the screen as a context of this
+            :class:`~gui_envs.browser.shared.SharedBrowser` instead of launching a browser.
 
     Attributes:
         states: each app's live :class:`~gui_envs.browser.site.SiteState`, by package; task validators
@@ -221,7 +224,9 @@ class SimulatedPhone(DeviceBackend):
         headless: bool = True,
         timeout_s: float = 10.0,
         serial: str = "simulated-phone",
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
+        self.shared_browser = shared_browser
         self.apps: dict[str, PhoneApp] = {app.package: app for app in (apps or default_apps())}
         if LAUNCHER_PACKAGE not in self.apps:
             raise ValueError(f"the apps must include the launcher ({LAUNCHER_PACKAGE})")
@@ -240,7 +245,7 @@ class SimulatedPhone(DeviceBackend):
         self._stack: list[str] = []
         self._url = "about:blank"
         self._net = NetLog()
-        self._session: BrowserSession | None = None
+        self._session: BrowserSession | ContextSession | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -270,10 +275,17 @@ class SimulatedPhone(DeviceBackend):
             self._session.close()
             self._session = None
 
-    def _ensure(self) -> BrowserSession:
+    def _ensure(self) -> BrowserSession | ContextSession:
         if self._session is not None and not self._session.alive:
             self._session.close()
             self._session = None
+        if self._session is None and self.shared_browser is not None:
+            self._session = self.shared_browser.context(
+                setup=functools.partial(install_routing, table=self._routes, net=self._net),
+                viewport=self.css_size,
+                call_timeout_s=self.timeout_s,
+                device_scale_factor=self.density,
+            )
         if self._session is None:
             # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
             self._session = BrowserSession(

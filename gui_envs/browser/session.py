@@ -129,6 +129,34 @@ class _Processes:
     tree: dict[int, psutil.Process] = field(default_factory=dict)
 
 
+def open_context(
+    playwright: Any,
+    browser: Any,
+    viewport: tuple[int, int],
+    device_scale_factor: float,
+    call_timeout_s: float,
+    on_page_crash: Callable[[Any], None],
+) -> SessionHandles:
+    """A new browser context with one page on ``browser`` (run in the thread that owns ``playwright``).
+
+    Contexts are isolated like separate browsers (cookies, storage, routing) but share the browser's
+    processes, so N envs on one browser cost N renderers, not N browsers.
+    """
+    width, height = viewport
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        device_scale_factor=device_scale_factor,
+        service_workers="block",
+    )
+    context.set_default_timeout(call_timeout_s * 1000)
+    context.set_default_navigation_timeout(call_timeout_s * 1000)
+    page = context.new_page()
+    page.on("crash", on_page_crash)
+    return SessionHandles(
+        playwright=playwright, browser=browser, context=context, page=page, on_page_crash=on_page_crash
+    )
+
+
 class _Worker:
     """The state the worker thread owns. It never references the :class:`BrowserSession`, so an unused
     session (and the env holding it) can be garbage collected while the thread still runs."""
@@ -190,24 +218,14 @@ class _Worker:
         )
         browser.on("disconnected", lambda _b: self.mark_dead("the browser disconnected"))
         self.refresh_tree()
-        width, height = self.viewport
-        context = browser.new_context(
-            viewport={"width": width, "height": height},
-            device_scale_factor=self.device_scale_factor,
-            service_workers="block",
-        )
-        context.set_default_timeout(self.call_timeout_s * 1000)
-        context.set_default_navigation_timeout(self.call_timeout_s * 1000)
 
         def on_page_crash(_page: Any) -> None:
             self.mark_dead("the page's renderer crashed")
 
-        page = context.new_page()
-        page.on("crash", on_page_crash)
-        self.refresh_tree()
-        self.handles = SessionHandles(
-            playwright=pw, browser=browser, context=context, page=page, on_page_crash=on_page_crash
+        self.handles = open_context(
+            pw, browser, self.viewport, self.device_scale_factor, self.call_timeout_s, on_page_crash
         )
+        self.refresh_tree()
         if self.setup is not None:
             self.setup(self.handles)
 

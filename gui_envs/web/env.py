@@ -14,9 +14,11 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action
 from gui_envs.browser import executor, observation
+from gui_envs.browser.chromium import headless_for
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, PageView
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.shared import ContextSession, SharedBrowser
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
@@ -36,7 +38,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
     of :class:`~gui_envs.tasks.env.TaskEnv`, MiniWoB and the grounding env their own.
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 2}
 
     def __init__(
         self,
@@ -48,18 +50,21 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         axtree: bool = False,
         render_mode: str | None = None,
         screenshots: bool = True,
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if render_mode not in (None, "rgb_array", "human"):
+            raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
         if screenshot_format not in ("jpeg", "png"):
             raise ValueError(f"screenshot_format must be 'jpeg' or 'png', got {screenshot_format!r}")
         self.viewport = (int(viewport[0]), int(viewport[1]))
-        self.headless, self.timeout_s = headless, float(timeout_s)
+        # "human" is the browser window itself: the page the agent acts on, shown live.
+        self.headless, self.timeout_s = headless_for(render_mode, headless), float(timeout_s)
+        self.shared_browser = shared_browser
         self.screenshot_format, self.som, self.axtree = screenshot_format, som, axtree
         self.render_mode = render_mode
         # Text-only agents read ``elements`` alone; skipping the capture saves about 50 ms a step.
         self.screenshots = bool(screenshots)
-        self._session: BrowserSession | None = None
+        self._session: BrowserSession | ContextSession | None = None
         self._routes: RouteTable | None = None
         self._origins: frozenset[str] = frozenset()
         self._net = NetLog()
@@ -75,7 +80,7 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
         """The origins the env serves (read once per browser session)."""
         return list(self._routes if self._routes is not None else self._route_table())
 
-    def _ensure_session(self) -> BrowserSession:
+    def _ensure_session(self) -> BrowserSession | ContextSession:
         """The live session; launches one (first reset, or after a crash)."""
         if self._session is not None and not self._session.alive:
             self._session.close()
@@ -84,6 +89,13 @@ class WebEnvBase(gym.Env[dict[str, Any], Any]):
             # Built once per session, not per step: the executor checks every navigation against it.
             self._routes = self._route_table()
             self._origins = frozenset(self._routes)
+            if self.shared_browser is not None:
+                self._session = self.shared_browser.context(
+                    setup=functools.partial(install_routing, table=self._routes, net=self._net),
+                    viewport=self.viewport,
+                    call_timeout_s=self.timeout_s,
+                )
+                return self._session
             self._session = BrowserSession(
                 setup=functools.partial(install_routing, table=self._routes, net=self._net),
                 viewport=self.viewport,
@@ -294,9 +306,12 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         screenshot_format: ``jpeg`` (default; faster) or ``png`` (lossless).
         som: add the ``som`` observation.
         axtree: add the ``axtree`` observation.
-        render_mode: ``None`` or ``"rgb_array"``.
+        render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (a headed browser window where a display
+            exists; headless otherwise).
         screenshots: capture the viewport after every action (default). ``False`` leaves ``screenshot``
             black, for text-only agents that read ``elements``; it saves the capture (about 50 ms a step).
+        shared_browser: open a context on this :class:`~gui_envs.browser.shared.SharedBrowser` instead of
+            launching a browser (N envs, one Chromium; :mod:`gui_envs.multi` does so).
     """
 
     family = "web"
