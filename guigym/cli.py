@@ -34,7 +34,7 @@ import gui_envs
 from agents import OracleAgent, RandomAgent
 from agents.base import Agent
 from agents.episode import run_episode
-from guigym.errors import check_model_path, user_errors
+from guigym.errors import check_config_model, check_model_path, user_errors
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="guigym: Gymnasium environments for GUI agents."
@@ -251,9 +251,13 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
     from trainers.config_io import ConfigError
 
     try:
-        return cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+        cfg = cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
     except (ConfigError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if isinstance(getattr(cfg, "model", None), str):
+        with user_errors():
+            check_config_model(cfg.model)
+    return cfg
 
 
 @train_app.command("grpo")

@@ -30,6 +30,25 @@ def check_model_path(path: str) -> Path:
     return folder
 
 
+def check_config_model(model: str) -> None:
+    """Raise :class:`ModelPathError` when a trainer config's ``model`` is a local path with nothing there.
+
+    A hub id (``Qwen/Qwen2.5-VL-3B-Instruct``) passes: a GPU machine may download it. ``model`` counts as a
+    local path when it starts with ``.``, ``/`` or ``~``, or when its first component is a folder here
+    (``runs/tiny-llama`` next to an existing ``runs/``), since no hub organisation shares a name with one of
+    the user's own folders by accident often enough to be worth a minute of download retries.
+    """
+    path = Path(model).expanduser()
+    first = Path(model).parts[0] if Path(model).parts else ""
+    looks_local = model.startswith((".", "/", "~")) or (len(Path(model).parts) > 1 and Path(first).is_dir())
+    if looks_local and not path.exists():
+        raise ModelPathError(
+            f"model {model!r} does not exist. Build the tiny test model there with `python -c \"from "
+            "tests.agents.tiny_models import build_causal_lm as b; from pathlib import Path; "
+            f"b(Path('{model}'))\"` or point `model` at a folder saved with save_pretrained"
+        )
+
+
 def _user_error_types() -> tuple[type[BaseException], ...]:
     """The named user errors of every layer; imported here so a missing extra only drops its own classes."""
     from agents.oracle import OracleUnavailableError
@@ -69,4 +88,4 @@ def user_errors(console: Console | None = None) -> Iterator[None]:
         raise typer.Exit(1) from None
 
 
-__all__ = ["ModelPathError", "check_model_path", "user_errors"]
+__all__ = ["ModelPathError", "check_config_model", "check_model_path", "user_errors"]
