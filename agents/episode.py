@@ -194,6 +194,9 @@ def play(
                 ended.append(i)
                 slot.traj.success = bool(info.get("success", False))
                 slot.traj.score = float(info.get("score", 1.0 if slot.traj.success else 0.0))
+                if record_screenshots:
+                    # The screen the last action led to: no step holds it, and a replay should end on it.
+                    slot.traj.final_screenshot = workers.screenshots([i], [obs]).get(i)
         if record_privileged and ended:
             # The state after the last step, which no step's (before-the-step) record holds: state-based label
             # functions (gui_envs.verifiers) judge the final app state from it.

@@ -58,7 +58,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sudoku-seeds", type=int, default=200, help="seeds to time Sudoku generation over")
     parser.add_argument("--maze-steps", type=int, default=100_000, help="random steps per maze size")
+    parser.add_argument("--quick", action="store_true", help="20 Sudoku seeds, 5,000 maze steps (guigym bench)")
     args = parser.parse_args()
+    if args.quick:
+        args.sudoku_seeds, args.maze_steps = 20, 5_000
 
     table = Table(title="guigym grid environments: speed (one Python thread)")
     for column in ("measurement", "median", "p90", "target", "ok"):

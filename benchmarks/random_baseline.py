@@ -37,7 +37,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20, help="seeded episodes per family")
     parser.add_argument("--max-steps", type=int, default=30, help="step cap per episode (steps)")
+    parser.add_argument("--quick", action="store_true", help="2 episodes per family, <= 10 steps (guigym bench)")
     args = parser.parse_args()
+    if args.quick:
+        args.episodes, args.max_steps = 2, 10
     table = Table(title=f"RandomAgent floor ({args.episodes} episodes per family, <= {args.max_steps} steps)")
     for column in ("family", "success rate", "mean score", "mean steps", "malformed steps"):
         table.add_column(column, justify="left" if column == "family" else "right")

@@ -39,7 +39,10 @@ def main() -> None:
     parser.add_argument("--functions", type=int, default=10)
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="8 trajectories, 1 repeat (guigym bench)")
     args = parser.parse_args()
+    if args.quick:
+        args.trajectories, args.repeats = 8, 1
     calls = [
         "validate_click_action(trajectory, 'Item {i}')",
         "validate_item_in_wishlist(trajectory, 'Item {i}')",

@@ -58,6 +58,8 @@ __all__ = [
 
 FORMAT_VERSION = 1
 TRAJECTORY_FILE = "trajectory.jsonl"
+#: File name of the screen after the last action (``Trajectory.final_screenshot``), beside the step images.
+FINAL_IMAGE = "final.png"
 logger = logging.getLogger(__name__)
 _FLOAT_MARKERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -192,6 +194,9 @@ class Trajectory:
         score: the final task score in [0, 1] (1 for success), when the env gives one.
         metadata: anything else (agent name, group id, sampling parameters).
         id: a unique id, used as the folder name.
+        final_screenshot: the screen after the last action, (H, W, 3) uint8, in memory only; on disk it is
+            ``final.png``, named by the header's ``final_image`` (no step holds it: each step keeps the
+            screen its action answered).
     """
 
     instruction: str
@@ -203,6 +208,7 @@ class Trajectory:
     score: float | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    final_screenshot: np.ndarray | None = None
 
     @property
     def total_reward(self) -> float:
@@ -220,6 +226,7 @@ class Trajectory:
             "score": _encode_float(self.score) if self.score is not None else None,
             "num_steps": len(self.steps),
             "metadata": to_jsonable(self.metadata),
+            "final_image": FINAL_IMAGE if self.final_screenshot is not None else None,
         }
 
     def save(self, root: str | os.PathLike[str]) -> Path:
@@ -252,6 +259,8 @@ class Trajectory:
                     _write_png(tmp / name, step.screenshot)
                     record["image_path"] = name
                 lines.append(_dumps(record))
+            if self.final_screenshot is not None:
+                _write_png(tmp / FINAL_IMAGE, self.final_screenshot)
             with open(tmp / TRAJECTORY_FILE, "w", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")
                 fh.flush()
@@ -304,7 +313,13 @@ class Trajectory:
                 path,
                 records[-1][0],
             )
-        return cls(steps=steps, **fields)
+        final = None
+        if load_images and header.get("final_image") == FINAL_IMAGE and (folder / FINAL_IMAGE).is_file():
+            try:
+                final = _read_png(folder / FINAL_IMAGE)
+            except TrajectoryFormatError as exc:
+                raise TrajectoryFormatError(exc.reason, folder / FINAL_IMAGE) from exc
+        return cls(steps=steps, final_screenshot=final, **fields)
 
 
 def save_trajectories(trajectories: Iterable[Trajectory], root: str | os.PathLike[str]) -> list[Path]:

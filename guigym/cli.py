@@ -1,12 +1,20 @@
 """The ``guigym`` command.
 
-guigym envs                                   list the registered ids
+guigym envs [--all]                           list the registered ids (MiniWoB folded into one line)
+guigym tasks GuiWeb-Shop-v0                   task templates, difficulty and an example instruction
 guigym run Sudoku-v0 --agent random -n 3      run episodes and print returns and success
 guigym run Maze-v0 --agent oracle --record runs/maze --kwarg mode=navigate
+guigym run GuiWeb-v0 --agent oracle --task shop.add_to_cart --record runs/web
+guigym play GuiWeb-v0                         play it yourself (headed browser where a display exists)
+guigym report runs/web                        one HTML page (and a GIF per episode) for a run folder
+guigym bench                                  every benchmark in quick mode, one table
 guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json --plot offsets.png
 guigym demo                                   what ``./run demo`` shows
 guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
 guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
+guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
+guigym train dpo --config configs/dpo_tiny_cpu.yaml --set data=pairs.parquet
+guigym train ipl --config configs/ipl_tiny_cpu.yaml --set data=runs/android-demos
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import gui_envs
 from agents import OracleAgent, RandomAgent
 from agents.base import Agent
 from agents.episode import run_episode
+from guigym.errors import check_config_model, check_model_path, user_errors
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="guigym: Gymnasium environments for GUI agents."
@@ -79,7 +88,7 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
     if name.startswith("hf:"):
         from agents.hf_agent import HFAgent
 
-        return HFAgent(name[3:], seed=seed)
+        return HFAgent(str(check_model_path(name[3:])), seed=seed)
     if name.startswith("api:") and "@" in name:
         from agents.api_agent import APIAgent
 
@@ -92,13 +101,29 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
     raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
 
 
+MINIWOB_PREFIX = "GuiWeb-MiniWoB-"
+
+
 @app.command()
-def envs() -> None:
+def envs(
+    all_ids: Annotated[bool, typer.Option("--all", help="List every MiniWoB++ id instead of one folded line.")] = False,
+) -> None:
     """List the registered environment ids with a one-line description each."""
     table = Table(title="guigym environments")
     table.add_column("id", style="bold")
     table.add_column("description")
-    for env_id in gui_envs.guigym_env_ids():
+    ids = gui_envs.guigym_env_ids()
+    miniwob = [i for i in ids if i.startswith(MINIWOB_PREFIX)]
+    for env_id in ids:
+        if env_id.startswith(MINIWOB_PREFIX) and not all_ids:
+            if env_id == miniwob[0]:  # the 125 MiniWoB++ ids fold into one line where the first one sorts
+                names = [i[len(MINIWOB_PREFIX) : -len("-v0")] for i in miniwob]
+                table.add_row(
+                    f"{MINIWOB_PREFIX}<task>-v0",
+                    f"{len(miniwob)} MiniWoB++ tasks in the GuiWeb session ({', '.join(names[:4])}, ...); "
+                    "`guigym envs --all` lists them",
+                )
+            continue
         table.add_row(env_id, gui_envs.ENV_DESCRIPTIONS[env_id])
     console.print(table)
 
@@ -112,13 +137,25 @@ def run(
     record: Annotated[
         Path | None, typer.Option(help="Save trajectories (JSONL + PNG) under this folder.")
     ] = None,
+    task: Annotated[
+        str | None, typer.Option(help="Task template for every episode (see `guigym tasks ENV_ID`).")
+    ] = None,
     kwarg: EnvKwargsOption = None,
 ) -> None:
     """Run episodes and print each one's return and success."""
+    with user_errors():
+        _run(env_id, agent, episodes, seed, record, task, kwarg)
+
+
+def _run(
+    env_id: str, agent: str, episodes: int, seed: int, record: Path | None, task: str | None, kwarg: list[str] | None
+) -> None:
     env_id = resolve_env_id(env_id)
     kwargs = parse_kwargs(kwarg or [])
     if record is not None:
         kwargs.setdefault("render_mode", "rgb_array")
+    options = {"task": task} if task else None
+    saved: list[Path] = []
     with gym.make(env_id, **kwargs) as env:
         policy = make_agent(agent, env, seed)
         table = Table(title=f"{env_id} / {agent} agent")
@@ -126,9 +163,11 @@ def run(
             table.add_column(col, justify="right")
         returns, successes = [], []
         for i in range(episodes):
-            traj = run_episode(env, policy, seed=seed + i, record_screenshots=record is not None)
+            traj = run_episode(
+                env, policy, seed=seed + i, options=options, record_screenshots=record is not None
+            )
             if record is not None:
-                traj.save(record)
+                saved.append(traj.save(record))
             returns.append(traj.total_reward)
             successes.append(bool(traj.success))
             table.add_row(
@@ -139,8 +178,13 @@ def run(
             "mean", "", "", f"{statistics.fmean(returns):.3f}", f"{sum(successes) / len(successes):.0%}"
         )
     console.print(table)
-    if record is not None:
-        console.print(f"trajectories saved under {record}")
+    for i, folder in enumerate(saved):
+        console.print(f"episode {i}: trajectory saved to {folder}", soft_wrap=True)
+    if saved:
+        console.print(
+            f"replay: `guigym report {record}` (HTML + GIFs) or `python -m gui_envs.episode_gif {saved[0]} ep.gif`",
+            soft_wrap=True,
+        )
 
 
 @app.command("eval")
@@ -164,7 +208,7 @@ def eval_(
     from agents.evaluate import evaluate, save_offset_plot
 
     env_id = resolve_env_id(env_id)
-    with gym.make(env_id, **parse_kwargs(kwarg or [])) as env:
+    with user_errors(), gym.make(env_id, **parse_kwargs(kwarg or [])) as env:
         policy = make_agent(agent, env, seed)
         n = episodes or len(getattr(env.unwrapped, "episodes", range(10)))
         result, _ = evaluate(env, policy, n, samples, pass_k or [1], seed)
@@ -198,7 +242,7 @@ def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) 
     run_demo(episodes=episodes, console=console)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT).")
+train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, DPO, MobileIPL, CORE).")
 app.add_typer(train_app, name="train")
 
 
@@ -207,9 +251,13 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
     from trainers.config_io import ConfigError
 
     try:
-        return cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+        cfg = cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
     except (ConfigError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if isinstance(getattr(cfg, "model", None), str):
+        with user_errors():
+            check_config_model(cfg.model)
+    return cfg
 
 
 @train_app.command("grpo")
@@ -249,6 +297,161 @@ def train_sft_command(
     if history:
         console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
     console.print(f"log, curve and model in {cfg.output_dir}")
+
+
+@train_app.command("core")
+def train_core_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of CoreConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue after the last finished iteration in output_dir.")] = False,
+    no_graph_expansion: Annotated[bool, typer.Option("--no-graph-expansion", help="Ablation: never expand graphs.")] = False,
+    no_extrapolation: Annotated[bool, typer.Option("--no-extrapolation", help="Ablation: mine no new tasks.")] = False,
+    env_only: Annotated[bool, typer.Option("--env-only", help="Ablation: keep env-verified trajectories only.")] = False,
+) -> None:
+    """CORE self-training: BC on oracle demos, then sample, verify with strategy graphs, expand, extrapolate, SFT."""
+    from rich.table import Table
+
+    from trainers.core.config import CoreConfig
+    from trainers.core.loop import RunExistsError, train_core
+
+    flags = [f for f, on in (("graph_expansion=false", no_graph_expansion), ("extrapolation=false", no_extrapolation),
+                             ("env_only=true", env_only)) if on]  # fmt: skip
+    cfg = _load_train_config(CoreConfig, config, [*(overrides or []), *flags], resume)
+    try:
+        metrics = train_core(cfg, console=console)["metrics"]
+    except RunExistsError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    columns = ("iteration", "overall", "generalisation", "sampled", "fully", "partially", "failed", "expanded",
+               "new_success", "new_failure", "kept", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
+    table = Table(title=f"CORE run {cfg.output_dir}")
+    for c in columns:
+        table.add_column(c, justify="right")
+    for row in metrics:
+        table.add_row(*(f"{row[c]:.3f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in columns))
+    console.print(table)
+    console.print(f"graphs, label functions, new tasks, datasets, checkpoints and metrics in {cfg.output_dir}")
+
+
+@train_app.command("dpo")
+def train_dpo_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of DPOConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
+) -> None:
+    """DPO (sigmoid loss, optional SFT term) on a pair file in TRL's prompt/chosen/rejected format."""
+    from trainers.dpo import train_dpo
+    from trainers.dpo_config import DPOConfig
+
+    cfg = _load_train_config(DPOConfig, config, overrides, resume)
+    history = train_dpo(cfg)["history"]
+    if history:
+        last = history[-1]
+        console.print(f"step {last['step']}: loss {last['loss']:.4f}, margin {last['reward_margin']:.3f}, "
+                      f"accuracy {last['accuracy']:.2f}")  # fmt: skip
+    console.print(f"log, curve and model in {cfg.output_dir}")
+
+
+@train_app.command("ipl")
+def train_ipl_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of IPLConfig fields.")],
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="Override a field, KEY=VALUE (repeatable).")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Skip finished rounds; continue the last from its checkpoint.")] = False,
+) -> None:
+    """MobileIPL: CoaT trees sampled per recorded step, scored, paired, T-DPO; iterated over rounds."""
+    from rich.markup import escape
+
+    from trainers.ipl import train_ipl
+    from trainers.ipl_config import IPLConfig
+
+    cfg = _load_train_config(IPLConfig, config, overrides, resume)
+    for rec in train_ipl(cfg)["rounds"]:
+        console.print(f"round {rec['step']}: potential correct {rec['potential_correct_ratio']:.3f}, pairs "
+                      f"{rec['pairs']} (beta {rec['pairs_beta']}, gamma {rec['pairs_gamma']}), "
+                      f"Div_R {rec['div_r']:.4f} ({escape(rec['div_r_encoder'])})")  # fmt: skip
+    console.print(f"rounds.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
+
+
+# ----- newcomer commands: tasks, play, report, bench (their logic lives in guigym/<name>.py) --------------------
+@app.command()
+def tasks(
+    env_id: Annotated[str, typer.Argument(help="A task env id, for example GuiWeb-Shop-v0 or GuiAndroid-v0.")],
+    seed: Annotated[int, typer.Option(help="Task seed of the example instructions.")] = 0,
+    kwarg: EnvKwargsOption = None,
+) -> None:
+    """List an env's task templates: site or app, difficulty, how it is judged, an example instruction."""
+    from guigym.tasks_list import NoTasksError, task_rows
+
+    env_id = resolve_env_id(env_id)
+    try:
+        rows = task_rows(env_id, parse_kwargs(kwarg or []), seed)
+    except NoTasksError as exc:
+        console.print(f"{exc}", highlight=False)
+        raise typer.Exit(1) from None
+    table = Table(title=f"{env_id}: {len(rows)} task templates (`guigym run {env_id} --task NAME`)")
+    for col in ("template", "site/app", "difficulty", "judged by", f"example (task seed {seed})"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["where"], "-" if r["difficulty"] is None else str(r["difficulty"]), r["kind"], r["example"])
+    console.print(table)
+
+
+@app.command()
+def play(
+    env_id: Annotated[str, typer.Argument(help="A registered id, for example GuiWeb-v0.")],
+    seed: Annotated[int | None, typer.Option(help="Seed of the first episode.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task template (see `guigym tasks ENV_ID`).")] = None,
+    shots: Annotated[Path, typer.Option(help="Folder for the latest screenshots (PNG).")] = Path("runs/play"),
+    kwarg: EnvKwargsOption = None,
+) -> None:
+    """Play an env yourself: a headed browser where a display exists, and a terminal loop of typed actions."""
+    import sys
+
+    from gui_envs.browser.chromium import display_available
+    from guigym.play import play as play_loop
+
+    env_id = resolve_env_id(env_id)
+    kwargs = parse_kwargs(kwarg or [])
+    entry = str(gym.spec(env_id).entry_point)
+    if entry.startswith(("gui_envs.web.", "gui_envs.android.")) and "render_mode" not in kwargs:
+        kwargs["render_mode"] = "human" if display_available() else "rgb_array"
+    with user_errors():
+        returns = play_loop(env_id, kwargs, sys.stdin, sys.stdout, shots, seed=seed, task=task)
+    if returns:
+        console.print(f"{len(returns)} episodes, mean return {statistics.fmean(returns):+.3f}")
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A folder written by `guigym run --record` or a trainer.")],
+    out: Annotated[Path | None, typer.Option(help="HTML file to write (default RUN_DIR/report.html).")] = None,
+) -> None:
+    """One self-contained HTML page for a run: episodes, screenshots, clicks, rewards, verdicts, curves, GIFs."""
+    from guigym.report import write_report
+
+    with user_errors():
+        path = write_report(run_dir, out)
+    console.print(f"report written to {path} (GIFs in {run_dir / 'report_gifs'})")
+
+
+@app.command()
+def bench(
+    only: Annotated[list[str] | None, typer.Option(help="Run only this script (stem; repeatable).")] = None,
+    folder: Annotated[Path | None, typer.Option(help="Benchmark folder (default: the project's).")] = None,
+    quiet: Annotated[bool, typer.Option(help="Do not echo each script's own output.")] = False,
+) -> None:
+    """Run the benchmarks/ scripts in quick mode and print one table."""
+    from guigym.bench import BENCHMARKS, results_table, run_benchmarks
+
+    results = run_benchmarks(folder or BENCHMARKS, only, console=None if quiet else console)
+    console.print(results_table(results))
+    if any(r.status not in ("ok", "skipped") for r in results):
+        raise typer.Exit(1)
 
 
 def main() -> None:

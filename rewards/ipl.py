@@ -5,8 +5,9 @@
 * :func:`backpropagate`: ``v(s_{t-1}) = c * (1/K) * sum_k v(s_t^(k))`` (Eq. intra_value) over a
   :class:`TreeNode` tree.
 * :func:`classify_tree`: alpha (every leaf is 1), beta (some are, some are not), gamma (none is).
-* :func:`preference_pairs`: beta pairs between siblings whose values differ by more than ``1/K``
-  (Eq. dpo_pair1) and gamma pairs with the ground-truth action chosen (Eq. dpo_pair2).
+* :func:`preference_pairs`: beta pairs where siblings branch, a value-1 continuation (chosen for diverse
+  action types) over each sibling lower by more than ``1/K`` (Eq. dpo_pair1 and the text above it), and
+  gamma pairs with the ground-truth action chosen (Eq. dpo_pair2).
 
 The click formula as printed, ``score_match = v_format + (1 - d) - (v_type + v_format) * d``, gives
 ``v = (1 + v_type + v_format)(1 - d)``: above 1 at ``d = 0`` and 0 at ``d = 1``. The appendix says click
@@ -32,7 +33,7 @@ Choices where the paper is silent:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -199,6 +200,28 @@ def _walk(node: TreeNode, prefix: tuple[Any, ...]) -> Iterator[tuple[TreeNode, t
         yield from _walk(child, (*prefix, node.content))
 
 
+def node_action_type(node: TreeNode) -> Hashable | None:
+    """The action type a continuation leads to: ``content.action_type`` (an attribute or a mapping key) of the
+    node, else of its first value-1 leaf; ``None`` when nothing says."""
+    for n in (node, *node.leaves()):
+        c = n.content
+        t = c.get("action_type") if isinstance(c, Mapping) else getattr(c, "action_type", None)
+        if t is not None and (n is node or _is_one(n.value, 1e-9)):
+            return t
+    return None
+
+
+def _diverse(cands: list[tuple[Any, Hashable | None]], limit: int | None) -> list[Any]:
+    """Up to ``limit`` candidates, each new action type first; returned in their original order."""
+    seen: set[Hashable | None] = set()
+    first, rest = [], []
+    for item, t in cands:
+        (first if t not in seen else rest).append(item)
+        seen.add(t)
+    picked = {id(x) for x in (first + rest)[: len(cands) if limit is None else limit]}
+    return [item for item, _ in cands if id(item) in picked]
+
+
 def preference_pairs(
     root: TreeNode,
     ground_truth: Any = None,
@@ -206,19 +229,26 @@ def preference_pairs(
     threshold: float | None = None,
     discount: float = 1.0,
     atol: float = 1e-9,
+    max_positives: int | None = None,
+    action_type: Callable[[TreeNode], Hashable | None] = node_action_type,
 ) -> list[PreferencePair]:
-    """Thinking-level DPO pairs of one CoaT tree (Eqs. dpo_pair1 and dpo_pair2).
+    """Thinking-level DPO pairs of one CoaT tree (section 3.3, Eqs. dpo_pair1 and dpo_pair2).
 
-    Values are (re)computed with :func:`backpropagate`. Alpha trees give no pairs. Beta trees give, for every
-    inner node with ``K`` children, each ordered sibling pair with ``v(chosen) - v(rejected) > 1/K`` (or
-    ``> threshold`` when given). Gamma trees give ``(ground_truth, leaf)`` for every leaf.
+    Values are (re)computed with :func:`backpropagate`. Alpha trees give no pairs. In a beta tree the
+    positives are the value-1 nodes with a sibling lower by more than ``1/K`` (or ``threshold``), i.e. the turn
+    where a correct continuation and a worse one branch ("actions with a value of 1 and as many diverse action
+    types as possible are extracted as positive samples"). With ``max_positives`` the positives are chosen to
+    cover as many action types (``action_type(node)``) as possible before a type repeats. Each positive is
+    paired with every such lower sibling. Gamma trees give ``(ground_truth, leaf)`` for every leaf.
 
     Args:
         root: the tree; leaves carry their values.
         ground_truth: the annotated action ``a*``; required for gamma trees.
         threshold: value-gap threshold; default ``1/K`` at each node.
         discount: ``c`` for the back-propagation.
-        atol: tolerance for "value equals 1" in the classification.
+        atol: tolerance for "value equals 1".
+        max_positives: positives kept per beta tree (``None``: all).
+        action_type: the action type of a continuation, for the diversity of the positives.
 
     Returns:
         The pairs, parents before children, siblings in order.
@@ -241,13 +271,16 @@ def preference_pairs(
                     PreferencePair(prefix, ground_truth, node.content, 1.0, float(node.value), "gamma")
                 )
         return pairs
+    cands = []  # ((positive, its lower siblings, prefix), the positive's action type)
     for node, prefix in _walk(root, ()):
         gap = 1.0 / len(node.children) if threshold is None and node.children else threshold
         here = (*prefix, node.content)
         for a in node.children:
-            for b in node.children:
-                if a is not b and float(a.value) - float(b.value) > gap:
-                    pairs.append(
-                        PreferencePair(here, a.content, b.content, float(a.value), float(b.value), "beta")
-                    )
+            if _is_one(a.value, atol):
+                lower = [b for b in node.children if 1.0 - float(b.value) > gap]  # v(a) = 1
+                if lower:
+                    cands.append(((a, lower, here), action_type(a)))
+    for a, lower, here in _diverse(cands, max_positives):
+        for b in lower:
+            pairs.append(PreferencePair(here, a.content, b.content, float(a.value), float(b.value), "beta"))
     return pairs

@@ -63,3 +63,14 @@ def test_bad_kwarg_is_a_usage_error() -> None:
     result = runner.invoke(app, ["run", "Maze-v0", "-k", "novalue"])
     assert result.exit_code != 0
     assert "KEY=VALUE" in result.output
+
+
+def test_train_with_a_missing_local_model_is_one_clear_line(tmp_path: Path, monkeypatch) -> None:
+    """A config whose model folder was never built fails at once, naming the path, instead of asking a hub."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    config = Path(__file__).resolve().parents[1] / "configs" / "grpo_tiny_cpu.yaml"
+    result = runner.invoke(app, ["train", "grpo", "--config", str(config)])
+    assert result.exit_code == 1
+    assert "'runs/tiny-llama' does not exist" in result.output
+    assert "Traceback" not in result.output

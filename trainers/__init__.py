@@ -1,4 +1,5 @@
-"""Trainers: rollout collection, GRPO (:mod:`trainers.grpo`), SFT (:mod:`trainers.sft`); DPO and CORE build on them."""
+"""Trainers: rollout collection, GRPO (:mod:`trainers.grpo`), SFT (:mod:`trainers.sft`), DPO (:mod:`trainers.dpo`)
+and MobileIPL (:mod:`trainers.ipl`); CORE builds on them."""
 
 from trainers.rollout import (
     EnvWorkers,

@@ -40,9 +40,9 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_curve(
-    log: str | Path, png: str | Path, keys: Sequence[str] = ("reward_mean", "success_rate")
+    log: str | Path, png: str | Path, keys: Sequence[str] = ("reward_mean", "success_rate"), xlabel: str = "step"
 ) -> Path:
-    """Draw ``keys`` against ``step`` from a JSONL log into ``png``."""
+    """Draw ``keys`` against ``step`` from a JSONL log into ``png`` (``xlabel`` names what a step counts)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -54,7 +54,7 @@ def plot_curve(
         pts = [(r["step"], r[key]) for r in records if r.get(key) is not None]
         if pts:
             ax.plot(*zip(*pts, strict=True), marker=".")
-        ax.set_xlabel("step")
+        ax.set_xlabel(xlabel)
         ax.set_title(key)
         ax.grid(alpha=0.3)
     fig.tight_layout()

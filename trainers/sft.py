@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,8 +91,14 @@ def build_samples(trajectories: list[Trajectory], generator: Any, fmt: Any, succ
     return out
 
 
-def train_sft(config: SFTConfig) -> dict[str, Any]:
-    """Run SFT as configured; returns ``{"history": [per-step records], "model": the trained model}``."""
+def train_sft(
+    config: SFTConfig, make_samples: Callable[[list[Trajectory], Any], list[SFTSample]] | None = None
+) -> dict[str, Any]:
+    """Run SFT as configured; returns ``{"history": [per-step records], "model": the trained model}``.
+
+    ``make_samples(trajectories, generator)`` replaces :func:`build_samples` for data written another way
+    (MobileIPL's CoaT warm-up gives one sample per dialogue turn).
+    """
     from agents.hf_agent import HFGenerator
 
     random.seed(config.seed)
@@ -108,7 +115,10 @@ def train_sft(config: SFTConfig) -> dict[str, Any]:
     folders = [config.data] if isinstance(config.data, str) else list(config.data)
     trajectories = [t for folder in folders for t in load_trajectories(folder, load_images=True)]
     fmt = resolve_format(resolve_output_format(config.output_format, config.format_kwargs))
-    samples = build_samples(trajectories, gen, fmt, config.successful_only)
+    if make_samples is not None:
+        samples = make_samples([t for t in trajectories if t.success or not config.successful_only], gen)
+    else:
+        samples = build_samples(trajectories, gen, fmt, config.successful_only)
     if not samples:
         raise NoSamplesError(
             f"no SFT samples in {folders}: {len(trajectories)} trajectories"

@@ -6,6 +6,7 @@ observations carry their own ``text`` rendering; anything else is ``str(observat
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,8 +26,19 @@ def instruction_of(observation: Any, fallback: str = "") -> str:
     return fallback
 
 
-def render_elements(elements: Sequence[Mapping[str, Any]] | None, limit: int = MAX_ELEMENTS) -> str:
+def element_list(elements: Any) -> list[Mapping[str, Any]]:
+    """The element dicts of an observation's ``elements``: a list, or the JSON text GuiWeb / GuiAndroid send."""
+    if isinstance(elements, str):
+        try:
+            elements = json.loads(elements)
+        except json.JSONDecodeError:
+            return []
+    return [e for e in elements or [] if isinstance(e, Mapping)]
+
+
+def render_elements(elements: Sequence[Mapping[str, Any]] | str | None, limit: int = MAX_ELEMENTS) -> str:
     """One line per element: ``[id] role "text" value=... bbox=(x1, y1, x2, y2)`` (pixels)."""
+    elements = element_list(elements)
     if not elements:
         return ""
     lines = []

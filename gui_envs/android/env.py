@@ -15,7 +15,9 @@ from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTim
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, PhoneState
 from gui_envs.android.tasks.base import PhoneView, Target
+from gui_envs.browser.chromium import headless_for
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
+from gui_envs.browser.shared import SharedBrowser
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import phone_record
@@ -69,13 +71,19 @@ class PhoneEnvBase(ScreenEnv):
         timeout_s: float = 10.0,
         render_mode: str | None = None,
         screenshots: bool = True,
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
         self._init_screen(render_mode, screenshots)
         if not 0 < screenshot_scale <= 1:
             raise ValueError(f"screenshot_scale must be in (0, 1], got {screenshot_scale!r}")
         kwargs: dict[str, Any] = {}
         if backend == "simulated":
-            kwargs = {"headless": headless, "timeout_s": timeout_s}
+            # "human": the simulated phone's window itself, where a display exists.
+            kwargs = {
+                "headless": headless_for(render_mode, headless),
+                "timeout_s": timeout_s,
+                "shared_browser": shared_browser,
+            }
         elif backend == "uiautomator2":
             kwargs = {"timeout_s": timeout_s}
         self.backend = make_backend(backend, serial, **kwargs)
@@ -212,8 +220,11 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
         screenshot_scale: screenshot pixels per device pixel, in (0, 1].
         headless: run Chromium headless (simulated phone).
         timeout_s: per-operation device timeout in seconds.
-        render_mode: ``None`` or ``"rgb_array"``.
+        render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (the simulated phone in a headed browser where
+            a display exists).
         screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
+        shared_browser: run the simulated phone as a context of this
+            :class:`~gui_envs.browser.shared.SharedBrowser` (N phones, one Chromium; :mod:`gui_envs.multi`).
     """
 
     family, registry, rng_salt = "phone", TASKS, 11

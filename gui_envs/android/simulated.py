@@ -2,7 +2,7 @@
 
 The phone is a Chromium page of 360 x 800 CSS pixels at ``device_scale_factor`` 3, so its screen is
 1080 x 2400 device pixels, like a Pixel. It runs on the shared browser plumbing (:mod:`gui_envs.browser`): one
-:class:`~gui_envs.browser.session.BrowserSession` whose page is the screen (a worker thread owns Playwright, so
+:class:`~gui_envs.browser.page.HermeticBrowser` session whose page is the screen (a worker thread owns Playwright, so
 the phone works inside a running asyncio loop and from any thread), and hermetic routing to in-process apps
 (each app is a :class:`~gui_envs.android.apps.base.PhoneApp` with its state in its own in-memory SQLite
 database).
@@ -43,9 +43,10 @@ from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
 from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
 from gui_envs.browser import executor
-from gui_envs.browser.page import HermeticBrowser
+from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import RouteTable
-from gui_envs.browser.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.session import BrowserCrashedError, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.shared import SharedBrowser
 from gui_envs.browser.site import Request, Response, SiteState
 
 logger = logging.getLogger(__name__)
@@ -207,6 +208,8 @@ class SimulatedPhone(DeviceBackend):
         headless: run Chromium headless.
         timeout_s: time limit of one phone operation in seconds.
         serial: the name used in :class:`DeviceError` messages.
+        shared_browser: run the screen as a context of this
+            :class:`~gui_envs.browser.shared.SharedBrowser` instead of launching a browser.
 
     Attributes:
         states: each app's live :class:`~gui_envs.browser.site.SiteState`, by package; task validators
@@ -221,6 +224,7 @@ class SimulatedPhone(DeviceBackend):
         headless: bool = True,
         timeout_s: float = 10.0,
         serial: str = "simulated-phone",
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
         self.apps: dict[str, PhoneApp] = {app.package: app for app in (apps or default_apps())}
         if LAUNCHER_PACKAGE not in self.apps:
@@ -239,8 +243,11 @@ class SimulatedPhone(DeviceBackend):
         }
         self._stack: list[str] = []
         self._url = "about:blank"
-        # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
-        self._browser = HermeticBrowser(self.css_size, headless, self.timeout_s, device_scale_factor=self.density)
+        # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing (a
+        # context of the shared browser when there is one).
+        self._browser = HermeticBrowser(
+            self.css_size, headless, self.timeout_s, device_scale_factor=self.density, shared=shared_browser
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -266,13 +273,13 @@ class SimulatedPhone(DeviceBackend):
         return self._browser.browser_pid
 
     @property
-    def _session(self) -> BrowserSession | None:
+    def _session(self) -> Session | None:
         return self._browser.session
 
     def close(self) -> None:
         self._browser.close()
 
-    def _ensure(self) -> BrowserSession:
+    def _ensure(self) -> Session:
         routes = self._routes
         return self._browser.ensure(lambda: routes)
 

@@ -33,6 +33,8 @@ no emulator.
 from __future__ import annotations
 
 import math
+import shutil
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -58,11 +60,57 @@ SEND_CHUNK = 1000
 MAX_TOUCH_S = 5.0
 
 
+#: Where the adb server listens; a device can only be connected through a running server.
+ADB_SERVER = ("127.0.0.1", 5037)
+
+
+def adb_server_running(timeout_s: float = 0.5) -> bool:
+    """Whether an adb server answers on :data:`ADB_SERVER`."""
+    try:
+        with socket.create_connection(ADB_SERVER, timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def preflight(serial: str) -> None:
+    """Fail in well under a second, with a fix, when ``serial`` cannot be reached (instead of uiautomator2's
+    retries, about 10 s).
+
+    Raises:
+        DeviceError: adb is not installed and no adb server runs, or the server lists other devices only
+            (a ``host:port`` serial is let through: uiautomator2 runs ``adb connect`` for it).
+    """
+    if not adb_server_running():
+        if shutil.which("adb") is None:
+            raise DeviceError(
+                serial,
+                "not connected: adb is not installed and no adb server is running. Install the Android "
+                "platform-tools (`apt-get install adb`), start an emulator (`emulator -avd NAME -no-window`) "
+                "or `adb connect HOST:PORT`, then check `adb devices`",
+            )
+        return  # adb is there but idle: uiautomator2 starts the server and finds USB devices itself
+    try:
+        import adbutils
+
+        listed = [d.serial for d in adbutils.AdbClient(socket_timeout=3).device_list()]
+    except Exception:  # noqa: BLE001 - no adbutils, or an odd server: leave the verdict to uiautomator2
+        return
+    if serial not in listed and ":" not in serial:
+        have = ", ".join(listed) if listed else "none"
+        raise DeviceError(
+            serial,
+            f"not connected (adb lists: {have}). Start the emulator or plug the phone in, check `adb devices`, "
+            "and pass one of the listed serials",
+        )
+
+
 def _connect(serial: str) -> Any:
     try:
         import uiautomator2
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
         raise ImportError("the uiautomator2 backend needs `pip install 'guigym[android]'`") from exc
+    preflight(serial)
     return uiautomator2.connect(serial)
 
 

@@ -73,6 +73,19 @@ def launch_args(extra: tuple[str, ...] = ()) -> list[str]:
     return args
 
 
+def display_available() -> bool:
+    """Whether a headed browser can open a window here (an X11 or Wayland display is set)."""
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def headless_for(render_mode: str | None, headless: bool) -> bool:
+    """``headless`` as asked, except that ``render_mode="human"`` shows the browser window where a display
+    exists (without one the browser stays headless and the env renders nothing, as Gymnasium allows)."""
+    if render_mode == "human" and display_available():
+        return False
+    return headless
+
+
 if __name__ == "__main__":
     try:
         print(find_chromium())

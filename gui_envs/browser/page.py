@@ -2,7 +2,8 @@
 and the page-level work done on it (open a start page, act and observe).
 
 The web envs, MiniWoB and the simulated phone run on it, so the session's life cycle, its routing and what the
-router reports are written once.
+router reports are written once. The session is a browser of the env's own, or a context on a
+:class:`~gui_envs.browser.shared.SharedBrowser` (N envs, one Chromium): the same calls either way.
 """
 
 from __future__ import annotations
@@ -17,19 +18,25 @@ from gui_envs.browser import executor
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.shared import ContextSession, SharedBrowser
 
 #: ``observe(page) -> (view, image bytes)``, run in the browser thread.
 Observe = Callable[[Any], tuple[PageView, bytes]]
+#: A browser of the env's own, or a context on a shared one (same interface).
+Session = BrowserSession | ContextSession
 
 
 class HermeticBrowser:
-    """A :class:`BrowserSession` with hermetic routing, launched on first use and after a crash.
+    """A :class:`BrowserSession` (or a :class:`ContextSession` on ``shared``) with hermetic routing, opened on first
+    use and after a crash.
 
     Args:
         viewport: the page's ``(width, height)`` in CSS pixels.
         headless: run Chromium headless.
         timeout_s: time limit of one browser call in seconds (a time-out is an action error, not a crash).
         device_scale_factor: device pixels per CSS pixel (the simulated phone's density).
+        shared: open the session as a context of this browser instead of launching one; closing it closes only
+            its contexts, and a crash of the shared browser is relaunched by the next :meth:`ensure`.
 
     Attributes:
         net: what the router reported (blocked requests, 500 pages); an owner with routing of its own (two
@@ -43,17 +50,19 @@ class HermeticBrowser:
         headless: bool = True,
         timeout_s: float = 10.0,
         device_scale_factor: float = 1.0,
+        shared: SharedBrowser | None = None,
     ) -> None:
         self.viewport, self.headless, self.timeout_s = viewport, headless, float(timeout_s)
         self.device_scale_factor = float(device_scale_factor)
-        self.session: BrowserSession | None = None
+        self.shared = shared
+        self.session: Session | None = None
         self.net = NetLog()
         self.origins: frozenset[str] = frozenset()
 
     def ensure(
         self, routes: Callable[[], RouteTable], setup: Callable[[SessionHandles], None] | None = None
-    ) -> BrowserSession:
-        """The live session; launches one (first use, or after a crash) routing ``routes()``, or running ``setup``
+    ) -> Session:
+        """The live session; opens one (first use, or after a crash) routing ``routes()``, or running ``setup``
         (which must install the routing itself) in the browser thread after the launch."""
         if self.session is not None and not self.session.alive:
             self.session.close()
@@ -61,13 +70,19 @@ class HermeticBrowser:
         if self.session is None:
             table = routes()
             self.origins = frozenset(table)
-            self.session = BrowserSession(
-                setup=setup or functools.partial(install_routing, table=table, net=self.net),
-                viewport=self.viewport,
-                headless=self.headless,
-                call_timeout_s=self.timeout_s,
-                device_scale_factor=self.device_scale_factor,
-            )
+            setup = setup or functools.partial(install_routing, table=table, net=self.net)
+            if self.shared is not None:
+                self.session = self.shared.context(
+                    setup, self.viewport, self.timeout_s, device_scale_factor=self.device_scale_factor
+                )
+            else:
+                self.session = BrowserSession(
+                    setup=setup,
+                    viewport=self.viewport,
+                    headless=self.headless,
+                    call_timeout_s=self.timeout_s,
+                    device_scale_factor=self.device_scale_factor,
+                )
         return self.session
 
     def take_blocked(self) -> list[str]:
@@ -86,12 +101,13 @@ class HermeticBrowser:
         return self.session.browser_pid if self.session is not None else None
 
     def close(self) -> None:
+        """Close the session: the env's browser, or only its contexts on a shared one."""
         if self.session is not None:
             self.session.close()
             self.session = None
 
     # ----- page-level work --------------------------------------------------------------------------------
-    def open(self, session: BrowserSession, url: str, observe: Observe) -> tuple[PageView, bytes]:
+    def open(self, session: Session, url: str, observe: Observe) -> tuple[PageView, bytes]:
         """Open ``url`` on a fresh page (an episode's start) and observe it."""
 
         def work(h: SessionHandles) -> tuple[PageView, bytes]:

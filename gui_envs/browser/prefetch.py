@@ -8,6 +8,9 @@ short background steps queued between the agent's calls (leave the page of the e
 the cookies; restore the state, build the episode and load its start page; observe it). A reset to the guessed episode swaps the sides and hands over the
 observation taken in the background; any other reset brings the spare side to that episode in the foreground.
 
+On a :class:`~gui_envs.browser.shared.SharedBrowser` both sides are contexts of the shared browser, opened through
+the env's :class:`~gui_envs.browser.shared.ContextSession`, which closes both when the env closes.
+
 Isolation: the contexts share no cookies, storage or history; the agent's actions reach the active page only; a
 prepared page's history holds its start page alone (``location.replace``, then CDP's
 ``Page.resetNavigationHistory``: the page is reused, as a new one costs a renderer process). Neither the next
@@ -23,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui_envs.browser.observation import PageView
+from gui_envs.browser.page import Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
-from gui_envs.browser.session import BrowserSession, SessionHandles
+from gui_envs.browser.session import SessionHandles
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]
@@ -88,7 +92,7 @@ class PagePair:
         spare.context = spare.page = spare.key = None
         spare.done = 0
 
-    def prepare(self, session: BrowserSession, key: Hashable, build: Build) -> None:
+    def prepare(self, session: Session, key: Hashable, build: Build) -> None:
         """Prepare episode ``key`` on the spare side in the background (env thread; returns at once)."""
         self._generation += 1
         self._submit(weakref.ref(session), self._generation, key, build)
@@ -109,13 +113,13 @@ class PagePair:
         return spare.payload, spare.observed
 
     # ----- internals -------------------------------------------------------------------------------------
-    def _submit(self, session: weakref.ref[BrowserSession], generation: int, key: Hashable, build: Build) -> None:
+    def _submit(self, session: weakref.ref[Session], generation: int, key: Hashable, build: Build) -> None:
         live = session()
         if live is not None:  # a weak reference: queued work must not keep a dropped env's browser alive
             live.submit(functools.partial(self._background, session=session, generation=generation, key=key, build=build))
 
     def _background(
-        self, h: SessionHandles, session: weakref.ref[BrowserSession], generation: int, key: Hashable, build: Build
+        self, h: SessionHandles, session: weakref.ref[Session], generation: int, key: Hashable, build: Build
     ) -> None:
         """One preparation step, then the next one queued behind whatever the agent asked meanwhile."""
         if generation != self._generation:

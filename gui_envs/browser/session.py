@@ -63,13 +63,14 @@ class SessionHandles:
     Attributes:
         playwright: the sync ``Playwright`` object.
         browser: the ``Browser``.
-        context: the ``BrowserContext`` (one per session; routing is installed here).
+        context: the ``BrowserContext`` the page is in (routing is installed here).
         page: the one ``Page``.
         extra: room for per-env objects (for example a CDP session).
         on_page_crash: the crash listener every page of the session carries.
         spare: a page opened ahead of time (:meth:`prepare_page`) that the next :meth:`fresh_page` returns.
         stale: pages :meth:`fresh_page` replaced, closed by the next :meth:`prepare_page`.
         context_options: what :meth:`new_context` opens a context with (viewport, device scale, timeouts).
+        contexts: every context :meth:`new_context` opened (on a shared browser, what its owner closes).
     """
 
     playwright: Any
@@ -81,6 +82,7 @@ class SessionHandles:
     spare: Any = None
     stale: list[Any] = field(default_factory=list)
     context_options: dict[str, Any] = field(default_factory=dict)
+    contexts: list[Any] = field(default_factory=list)
 
     def new_context(self) -> Any:
         """Open another context of this browser, set up like :attr:`context` but without its routing: its
@@ -91,6 +93,7 @@ class SessionHandles:
         if timeout_ms is not None:
             context.set_default_timeout(timeout_ms)
             context.set_default_navigation_timeout(timeout_ms)
+        self.contexts.append(context)
         return context
 
     def new_page(self, context: Any = None) -> Any:
@@ -141,6 +144,40 @@ class _Processes:
     browser: int | None = None
     # psutil.Process objects remember their start time, so a recycled PID is never killed by mistake.
     tree: dict[int, psutil.Process] = field(default_factory=dict)
+
+
+def open_context(
+    playwright: Any,
+    browser: Any,
+    viewport: tuple[int, int],
+    device_scale_factor: float,
+    call_timeout_s: float,
+    on_page_crash: Callable[[Any], None],
+) -> SessionHandles:
+    """Handles of a new browser context with one page on ``browser`` (run in the thread that owns ``playwright``).
+
+    Contexts are isolated like separate browsers (cookies, storage, routing) but share the browser's
+    processes, so N envs on one browser cost N renderers, not N browsers. The context is opened by
+    :meth:`SessionHandles.new_context`, like every further one (the prepared-reset context of
+    :mod:`gui_envs.browser.prefetch`).
+    """
+    width, height = viewport
+    handles = SessionHandles(
+        playwright=playwright,
+        browser=browser,
+        context=None,
+        page=None,
+        on_page_crash=on_page_crash,
+        context_options={
+            "viewport": {"width": width, "height": height},
+            "device_scale_factor": device_scale_factor,
+            "service_workers": "block",
+            "timeout_ms": call_timeout_s * 1000,
+        },
+    )
+    handles.context = handles.new_context()
+    handles.page = handles.new_page()
+    return handles
 
 
 class _Worker:
@@ -204,25 +241,14 @@ class _Worker:
         )
         browser.on("disconnected", lambda _b: self.mark_dead("the browser disconnected"))
         self.refresh_tree()
-        width, height = self.viewport
-        options: dict[str, Any] = {
-            "viewport": {"width": width, "height": height},
-            "device_scale_factor": self.device_scale_factor,
-            "service_workers": "block",
-            "timeout_ms": self.call_timeout_s * 1000,
-        }
 
         def on_page_crash(_page: Any) -> None:
             self.mark_dead("the page's renderer crashed")
 
-        handles = SessionHandles(
-            playwright=pw, browser=browser, context=None, page=None, on_page_crash=on_page_crash,
-            context_options=options,
+        self.handles = open_context(
+            pw, browser, self.viewport, self.device_scale_factor, self.call_timeout_s, on_page_crash
         )
-        handles.context = handles.new_context()
-        handles.page = handles.new_page()
         self.refresh_tree()
-        self.handles = handles
         if self.setup is not None:
             self.setup(self.handles)
 

@@ -29,11 +29,13 @@ class ScreenEnv(gym.Env[dict[str, Any], Any]):
     frame, ``render`` and ``close``. The plumbing bases (browser page, device) release what they hold in
     :meth:`_release`, and keep the last screenshot in ``_frame`` ((H, W, 3) uint8, screenshot pixels)."""
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    # "human" is the browser window itself (headed where a display exists; see chromium.headless_for), so render()
+    # has nothing to draw in that mode.
+    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 2}
 
     def _init_screen(self, render_mode: str | None, screenshots: bool) -> None:
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        if render_mode not in (None, "rgb_array", "human"):
+            raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
         # Text-only agents read ``elements`` alone; skipping the capture saves 40-50 ms a step.
         self.screenshots = bool(screenshots)

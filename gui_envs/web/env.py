@@ -12,11 +12,13 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action
 from gui_envs.browser import observation
+from gui_envs.browser.chromium import headless_for
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, PageView
-from gui_envs.browser.page import HermeticBrowser
+from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.prefetch import PagePair
 from gui_envs.browser.routing import RouteTable
-from gui_envs.browser.session import BrowserSession, SessionHandles
+from gui_envs.browser.session import SessionHandles
+from gui_envs.browser.shared import SharedBrowser
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
@@ -47,14 +49,16 @@ class WebEnvBase(ScreenEnv):
         axtree: bool = False,
         render_mode: str | None = None,
         screenshots: bool = True,
+        shared_browser: SharedBrowser | None = None,
     ) -> None:
         self._init_screen(render_mode, screenshots)
         if screenshot_format not in ("jpeg", "png"):
             raise ValueError(f"screenshot_format must be 'jpeg' or 'png', got {screenshot_format!r}")
         self.viewport = (int(viewport[0]), int(viewport[1]))
-        self.headless, self.timeout_s = headless, float(timeout_s)
+        # "human" is the browser window itself: the page the agent acts on, shown live.
+        self.headless, self.timeout_s = headless_for(render_mode, headless), float(timeout_s)
         self.screenshot_format, self.som, self.axtree = screenshot_format, som, axtree
-        self._browser = HermeticBrowser(self.viewport, headless, self.timeout_s)
+        self._browser = HermeticBrowser(self.viewport, self.headless, self.timeout_s, shared=shared_browser)
         self._view = PageView(url="about:blank", title="", elements=[])
         self._frame = np.zeros((self.viewport[1], self.viewport[0], 3), np.uint8)
 
@@ -73,11 +77,11 @@ class WebEnvBase(ScreenEnv):
         return list(self._route_table())
 
     @property
-    def _session(self) -> BrowserSession | None:
+    def _session(self) -> Session | None:
         return self._browser.session
 
-    def _ensure_session(self) -> BrowserSession:
-        """The live session; launches one (first reset, or after a crash)."""
+    def _ensure_session(self) -> Session:
+        """The live session; opens one (first reset, or after a crash)."""
         return self._browser.ensure(self._route_table, self._session_setup())
 
     def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:
@@ -152,8 +156,8 @@ class WebEnvBase(ScreenEnv):
 class GuiWebEnv(TaskEnv, WebEnvBase):
     """Live web tasks on the bundled Shop, Forum and Classifieds sites, in a real Chromium.
 
-    Each env owns one Chromium (launched on the first ``reset``, reused afterwards) driven from a worker thread,
-    so the env works inside a running asyncio loop and from any thread. The sites run in-process: Playwright
+    Each env owns one Chromium (launched on the first ``reset``, reused afterwards; with ``shared_browser``, two
+    contexts on that browser instead) driven from a worker thread, so the env works inside a running asyncio loop and from any thread. The sites run in-process: Playwright
     request routing answers ``http://{shop,forum,classifieds}.guigym.test`` from Python with per-env SQLite
     state; every other origin is aborted and listed in ``info["blocked_requests"]``.
 
@@ -196,9 +200,13 @@ class GuiWebEnv(TaskEnv, WebEnvBase):
         screenshot_format: ``jpeg`` (default; faster) or ``png`` (lossless).
         som: add the ``som`` observation.
         axtree: add the ``axtree`` observation.
-        render_mode: ``None`` or ``"rgb_array"``.
+        render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (a headed browser window where a display
+            exists; headless otherwise).
         screenshots: capture the viewport after every action (default). ``False`` leaves ``screenshot``
             black, for text-only agents that read ``elements``; it saves the capture (about 50 ms a step).
+        shared_browser: open the env's contexts (the episode's and the prepared one's) on this
+            :class:`~gui_envs.browser.shared.SharedBrowser` instead of launching a browser (N envs, one Chromium;
+            :mod:`gui_envs.multi` does so); ``close`` closes only those contexts.
     """
 
     family, registry, rng_salt = "web", TASKS, 7

@@ -2,7 +2,14 @@
 
 import pytest
 
-from rewards.ipl import TreeNode, backpropagate, classify_tree, leaf_value, preference_pairs
+from rewards.ipl import (
+    TreeNode,
+    backpropagate,
+    classify_tree,
+    leaf_value,
+    node_action_type,
+    preference_pairs,
+)
 from rewards.steps import StepPrediction, StepTarget
 
 SCREEN = (1000, 1000)
@@ -111,21 +118,41 @@ def test_classification():
 def test_pair_filter_on_3x3x3_tree():
     root, _ = build_tree()
     pairs = preference_pairs(root)
-    got = {(p.chosen, p.rejected) for p in pairs}
-    # gaps > 1/3 among siblings:
-    # root: C - B = 0.8 - 0.3533 = 0.4467 (yes); C - A = 0.2333, A - B = 0.2133 (no)
-    # A: A1-A2 0.5, A1-A3 0.8 (yes); A2-A3 0.3 (no).  B: B3-B1 0.7, B3-B2 0.34, B2-B1 0.36 (all yes)
-    # C: C1-C3, C2-C3 0.6.  Leaves: A2 [1, 0, .5] -> 3 pairs; B2 [.68, .2, .2] -> 2; B3 [1, 1, .1] -> 2;
-    # C3 [.1, .1, 1] -> 2.  Total 1 + 2 + 3 + 2 + 3 + 2 + 2 + 2 = 17
-    assert len(pairs) == 17
-    assert {("C", "B"), ("A1", "A2"), ("A1", "A3"), ("B2", "B1"), ("B3", "B2")} <= got
-    assert ("A2", "A3") not in got and ("C", "A") not in got
-    assert all(p.kind == "beta" and p.chosen_value - p.rejected_value > 1 / 3 for p in pairs)
-    b_pair = next(p for p in pairs if (p.chosen, p.rejected) == ("B3", "B2"))
-    assert b_pair.prefix == ("root", "B")
-    # a stricter threshold drops B3-B2 (0.34) and B2-B1 (0.36)
-    strict = {(p.chosen, p.rejected) for p in preference_pairs(root, threshold=0.4)}
-    assert ("B3", "B2") not in strict and ("B3", "B1") in strict
+    got = [(p.chosen, p.rejected) for p in pairs]
+    # Positives are value-1 nodes with a sibling lower by more than 1/3 (chosen value 1 - rejected > 1/3):
+    # root: A .567, B .353, C .8 -> no value-1 child, no pair (the old any-gap rule paired C over B).
+    # A: A1 = 1 over A2 .5 and A3 .2.   B: B3 = .7 is not 1 -> none.   C: C1, C2 = 1 over C3 .4.
+    # leaves: A2 [1, 0, .5] -> 1 over 0 and .5; B2 [.68, .2, .2] -> none; B3 [1, 1, .1] -> both 1s over .1;
+    # C3 [.1, .1, 1] -> 1 over both .1s; A1, C1, C2 are all 1 -> none.  Total 2 + 2 + 2 + 2 + 2 = 10
+    assert len(pairs) == 10
+    assert {("A1", "A2"), ("A1", "A3"), ("C1", "C3"), ("C2", "C3")} <= set(got)
+    assert ("C", "B") not in got and ("B3", "B2") not in got
+    assert all(p.kind == "beta" and p.chosen_value == 1.0 and 1.0 - p.rejected_value > 1 / 3 for p in pairs)
+    c_pair = next(p for p in pairs if (p.chosen, p.rejected) == ("C2", "C3"))
+    assert c_pair.prefix == ("root", "C")
+    # a stricter threshold (0.55) drops A1-A2 (gap 0.5) and keeps A1-A3 (0.8)
+    strict = {(p.chosen, p.rejected) for p in preference_pairs(root, threshold=0.55)}
+    assert ("A1", "A2") not in strict and ("A1", "A3") in strict
+
+
+def test_beta_positives_are_value_one_and_type_diverse():
+    # A hand-built beta tree whose decision turn branches four ways: two value-1 clicks, one value-1 press,
+    # one wrong scroll (value 0). K = 4, gap 1/4: every value-1 child pairs with the scroll.
+    def act(name, kind, value):
+        return TreeNode({"text": name, "action_type": kind}, value)
+
+    root = TreeNode("s", children=[act("click OK", "click", 1.0), act("tap OK", "click", 1.0),
+                                   act("press Enter", "press", 1.0), act("scroll up", "scroll", 0.0)])  # fmt: skip
+    every = preference_pairs(root)
+    assert [p.chosen["text"] for p in every] == ["click OK", "tap OK", "press Enter"]
+    assert {p.rejected["text"] for p in every} == {"scroll up"}
+    # two positives: the two types (click, press) beat a second click, though "tap OK" comes first
+    two = preference_pairs(root, max_positives=2)
+    assert [p.chosen["text"] for p in two] == ["click OK", "press Enter"]
+    assert all(p.chosen_value == 1.0 and p.rejected_value == 0.0 for p in two)
+    # a continuation's type is that of its value-1 leaves when the node itself has none
+    inner = TreeNode("thought", children=[act("press Back", "press", 1.0)])
+    assert node_action_type(inner) == "press"
 
 
 def test_alpha_and_gamma_pairs():

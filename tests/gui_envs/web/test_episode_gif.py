@@ -21,7 +21,7 @@ def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
     assert len(list(folder.glob("step_*.png"))) == len(traj.steps)
     gif = trajectory_to_gif(folder, tmp_path / "x.gif")
     with Image.open(gif) as im:
-        assert im.n_frames == len(traj.steps)
+        assert im.n_frames == len(traj.steps) + 1  # the steps, then the screen after the last action
     assert main([str(folder), str(tmp_path / "y.gif")]) == 0
     assert main([str(tmp_path), str(tmp_path / "z.gif")]) == 1  # not a trajectory folder: a message, no crash
 

@@ -1,0 +1,113 @@
+"""Group of N web envs: one shared Chromium (contexts) against N separate browsers.
+
+A ``GroupEnv`` over a web id runs its N copies as browser contexts of one Chromium
+(:mod:`gui_envs.browser.shared`). This measures, for ``GuiWebGround-v0`` in box mode, the start-up (make +
+first reset, seconds), a group step (one click per agent, milliseconds), a group reset (milliseconds) and the
+resident memory of the browser process trees (MiB, summed RSS) for both set-ups.
+
+Usage: ``python benchmarks/group_speed.py [--agents 8] [--rounds 5] [--quick]`` (``--quick``: 4 agents,
+2 rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import psutil
+from rich.console import Console
+from rich.table import Table
+from tqdm import tqdm
+
+import gui_envs  # noqa: F401
+from gui_envs.multi import GroupEnv
+
+KWARGS: dict[str, Any] = {"action_type": "box", "viewport": (640, 400)}
+
+
+def tree_rss_mib(pids: set[int]) -> float:
+    """Summed resident memory of every live process in ``pids`` and their children, MiB."""
+    seen: dict[int, psutil.Process] = {}
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            seen[pid] = proc
+            for child in proc.children(recursive=True):
+                seen[child.pid] = child
+        except psutil.Error:
+            continue
+    total = 0
+    for proc in seen.values():
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            continue
+    return total / 2**20
+
+
+def measure(envs: list[gym.Env[Any, Any]], rounds: int, made_s: float) -> dict[str, float]:
+    """Start-up, reset and step times and memory of N envs driven as one group (same seed, one click each)."""
+    t0 = time.perf_counter()
+    for env in envs:
+        env.reset(seed=0)
+    startup = made_s + time.perf_counter() - t0
+    resets, steps = [], []
+    for r in tqdm(range(rounds), desc=f"{len(envs)} envs", leave=False):
+        t0 = time.perf_counter()
+        for env in envs:
+            env.reset(seed=r)
+        resets.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        for env in envs:
+            env.step(np.array([320.0, 200.0], np.float32))
+        steps.append(time.perf_counter() - t0)
+    pids = {pid for env in envs if (pid := env.unwrapped.browser_pid) is not None}
+    return {
+        "startup_s": startup,
+        "reset_ms": 1000 * statistics.median(resets),
+        "step_ms": 1000 * statistics.median(steps),
+        "browsers": float(len(pids)),
+        "rss_mib": tree_rss_mib(pids),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=8, help="group size N")
+    parser.add_argument("--rounds", type=int, default=5, help="timed group resets and steps")
+    parser.add_argument("--quick", action="store_true", help="4 agents, 2 rounds")
+    args = parser.parse_args()
+    n, rounds = (4, 2) if args.quick else (args.agents, args.rounds)
+
+    t0 = time.perf_counter()
+    group = GroupEnv("GuiWebGround-v0", n_agents=n, env_kwargs=KWARGS)
+    shared = measure(list(group.envs.values()), rounds, time.perf_counter() - t0)
+    group.close()
+
+    t0 = time.perf_counter()
+    separate_envs = [gym.make("GuiWebGround-v0", **KWARGS) for _ in range(n)]
+    separate = measure(separate_envs, rounds, time.perf_counter() - t0)
+    for env in separate_envs:
+        env.close()
+
+    table = Table(title=f"GuiWebGround-v0, group of {n}: one shared Chromium vs {n} browsers ({rounds} rounds)")
+    for col in ("set-up", "browsers", "start-up (s)", "group reset (ms)", "group step (ms)", "browser RSS (MiB)"):
+        table.add_column(col, justify="right")
+    for name, m in (("shared (contexts)", shared), (f"{n} separate", separate)):
+        table.add_row(
+            name,
+            f"{m['browsers']:.0f}",
+            f"{m['startup_s']:.2f}",
+            f"{m['reset_ms']:.0f}",
+            f"{m['step_ms']:.0f}",
+            f"{m['rss_mib']:.0f}",
+        )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

