@@ -192,7 +192,8 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     fmt = resolve_output_format(config.output_format, config.env_kwargs)
     dtype = getattr(torch, config.dtype) if config.dtype else None
     return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
-                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype)  # fmt: skip
+                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
+                   prompt_sharing=config.prompt_sharing)  # fmt: skip
 
 
 def seed_everything(seed: int) -> None:
