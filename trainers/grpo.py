@@ -11,7 +11,7 @@ One optimiser step:
         step AdamW
 
 Every step of every episode is one sample (its prompt and its sampled completion); in a multi-turn episode
-each step takes the episode's advantage. The reward is read by the env's reward wrapper from the privileged
+each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The reward is read by the env's reward wrapper from the privileged
 channel (target boxes); the policy never sees it. Runs unchanged under ``accelerate launch`` (DDP): each
 rank collects its share of the groups, gradients are averaged across ranks.
 """
@@ -169,15 +169,44 @@ def group_batch(groups: list[list[Trajectory]]) -> GroupBatch:
     return GroupBatch(rewards, success, coords, boxes)
 
 
-def to_samples(groups: list[list[Trajectory]], adv: np.ndarray) -> list[Sample]:
-    """Every step with tokens becomes a sample carrying its episode's advantage (``(G, N)`` or ``(G, N, T)``)."""
+def step_advantages(groups: list[list[Trajectory]], estimator: Any, **kwargs: Any) -> list[list[np.ndarray]]:
+    """Per-step advantages from per-step rewards: GRPO's process supervision (Shao et al. 2024, section 4.1.3).
+
+    Each group's step rewards ``r_{j,t}`` (every step ``t`` of every episode ``j``, pooled, ``(M,)``) go through
+    the estimator as one row, so ``grpo`` gives ``r~ = (r - mean(R)) / std(R)`` over the group's ``M`` steps;
+    step ``t`` then takes ``A_{j,t} = sum_{t' >= t} r~_{j,t'}``.
+
+    Returns:
+        ``out[i][j]``: a ``(len(steps),)`` array of advantages for episode ``j`` of group ``i``.
+    """
+    out = []
+    for grp in groups:
+        r = np.array([s.reward for traj in grp for s in traj.steps], dtype=np.float64)  # (M,)
+        norm = np.asarray(estimator(GroupBatch(r[None, :]), **kwargs), dtype=np.float64)[0] if r.size else r
+        per_episode, k = [], 0
+        for traj in grp:
+            m = len(traj.steps)
+            per_episode.append(np.cumsum(norm[k : k + m][::-1])[::-1])  # A_t = sum_{t' >= t} r~_t'
+            k += m
+        out.append(per_episode)
+    return out
+
+
+def to_samples(
+    groups: list[list[Trajectory]], adv: np.ndarray, per_step: list[list[np.ndarray]] | None = None
+) -> list[Sample]:
+    """Every step with tokens becomes a sample carrying its episode's advantage (``(G, N)`` or ``(G, N, T)``),
+    or with ``per_step`` (from :func:`step_advantages`) its own step's."""
     out = []
     for i, grp in enumerate(groups):
         for j, traj in enumerate(grp):
-            for step in traj.steps:
+            for t, step in enumerate(traj.steps):
                 if not step.token_ids or step.prompt is None:
                     continue  # nothing was sampled (a scripted step): nothing to train
-                a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
+                if per_step is not None:
+                    a = per_step[i][j][t]
+                else:
+                    a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
                 out.append(Sample(step.prompt, list(step.token_ids), step.logprobs, a, step.screenshot))
     return out
 
@@ -278,8 +307,13 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
         # 2. Scoring: episode rewards (the wrapper already graded each step) and advantages.
         batch = group_batch(groups)
-        adv = np.asarray(estimator(batch, **config.estimator_kwargs), dtype=np.float64)  # (G, N) or (G, N, T)
-        samples = to_samples(groups, adv)
+        if config.step_rewards:
+            per_step = step_advantages(groups, estimator, **config.estimator_kwargs)
+            adv = np.concatenate([a for grp in per_step for a in grp] or [np.zeros(1)])  # (all steps,) for the log
+            samples = to_samples(groups, adv, per_step)
+        else:
+            adv = np.asarray(estimator(batch, **config.estimator_kwargs), dtype=np.float64)  # (G, N) or (G, N, T)
+            samples = to_samples(groups, adv)
         t2 = time.perf_counter()
 
         # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.

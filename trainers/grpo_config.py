@@ -32,6 +32,13 @@ class GRPOConfig:
     """Advantage estimator by name: ``grpo``, ``dr_grpo``, ``sca``, ``none`` or one a user registered."""
     estimator_kwargs: dict[str, Any] = field(default_factory=dict)
     """Arguments of the estimator (``sca``: fields of ``rewards.sca_config.SCAConfig``)."""
+    step_rewards: bool = False
+    """Multi-turn credit. ``False`` (default, outcome supervision, GRPO section 4.1.2): every step of an episode
+    takes the episode's advantage, computed from the episode reward (the sum of its step rewards). ``True``
+    (process supervision, GRPO section 4.1.3): each step's own reward is normalised by the estimator against
+    all step rewards of its group's ``N`` episodes, and step ``t`` takes the sum of its episode's normalised
+    rewards from ``t`` to the end. Needs an estimator that normalises rewards alone (``grpo``, ``dr_grpo``,
+    ``none``). Single-step episodes get the same advantages either way."""
     output_format: str = "auto"
     """Prompt/answer format: ``auto``, ``gui_r1``, ``text`` or ``cell`` (cell numbers, for ClickGrid)."""
     group_size: int = 8
@@ -136,6 +143,8 @@ class GRPOConfig:
              f"prompt_sharing={self.prompt_sharing!r}: use 'cache', 'encode' or 'none'")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),
              f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
+        need(not (self.step_rewards and self.estimator == "sca"),
+             "step_rewards=true with estimator='sca': SCA credits one click per rollout; use step_rewards=false")  # fmt: skip
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)
