@@ -36,6 +36,7 @@ from trainers.checkpoint import (
     CheckpointError,
     latest_checkpoint,
     load_checkpoint,
+    rng_state,
     save_checkpoint,
     set_rng_state,
 )
@@ -234,6 +235,7 @@ def seed_everything(seed: int) -> None:
 def train(config: GRPOConfig) -> dict[str, Any]:
     """Run GRPO as configured; returns ``{"history": [per-step records], "model": the trained model}``."""
     from accelerate import Accelerator
+    from accelerate.utils import gather_object
 
     acc = Accelerator(cpu=config.device == "cpu")
     rank, world = acc.process_index, acc.num_processes
@@ -277,7 +279,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         gen.model.load_state_dict(ckpt["model"], strict=False)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"])
+        set_rng_state(ckpt["rng"], rank, world, path / "rng.pt")
         start = int(ckpt["state"]["step"])
 
     workers = make_workers(
@@ -348,9 +350,12 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         # 4. Checkpoint (atomic) after the step is complete.
         if config.save_every and (step + 1) % config.save_every == 0:
             acc.wait_for_everyone()
+            # Every rank's generator states, so that each rank resumes its own sampling stream.
+            rngs = gather_object([rng_state()]) if world > 1 else [rng_state()]
             if acc.is_main_process:
                 state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
-                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state)
+                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state,
+                                rng_states=rngs)  # fmt: skip
 
     if bar is not None:
         bar.close()
