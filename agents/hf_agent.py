@@ -4,7 +4,8 @@
 ids and their log-probabilities **under the sampling policy**: at step ``t`` the log-prob is
 ``log_softmax(processed_logits_t)[token_t]``, where ``processed_logits_t`` are the scores ``generate``
 actually sampled from, i.e. the raw logits after every logits processor -- temperature division, then the
-top-k and top-p masks (masked tokens get ``-inf``). So with ``temperature=T`` and no top-k/top-p the
+top-k and top-p masks (masked tokens get ``-inf``; so do a VLM's image placeholder tokens,
+``HFGenerator.suppress_ids``, which the policy never emits). So with ``temperature=T`` and no top-k/top-p the
 log-prob is ``log_softmax(logits / T)``; with greedy decoding (``temperature=0``) nothing is processed and
 the log-prob is that of the raw logits. Trainers that need ``log pi_theta`` at ``T = 1`` recompute it with
 :meth:`HFGenerator.token_logprobs`.
@@ -89,6 +90,12 @@ class HFGenerator:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        #: Token ids the policy never emits: a VLM's image / video placeholders, which the model would read back
+        #: as slots for image features when the completion is scored (and fail: more slots than images).
+        self.suppress_ids: tuple[int, ...] = tuple(
+            int(i) for name in ("image_token_id", "video_token_id")
+            if isinstance(i := getattr(self.processor, name, None), int) and self.supports_images
+        )  # fmt: skip
 
     # ----- prompts ------------------------------------------------------------------------------------
     def prompt_text(self, conversation: Conversation) -> str:
@@ -161,6 +168,8 @@ class HFGenerator:
                 top_k=sampling.top_k or 0,
                 top_p=sampling.top_p if sampling.top_p is not None else 1.0,
             )
+        if self.suppress_ids:
+            kwargs["suppress_tokens"] = list(self.suppress_ids)
         repeats = [c * n for c in counts]  # (U,) sampled rows per distinct conversation
         text_only = set(inputs) == {"input_ids", "attention_mask"}
         with torch.no_grad():
