@@ -46,8 +46,8 @@ LABELS = "abcdefghi"
 
 def guigym_step(
     model: Path, groups: int, n: int, steps: int, warmup: int, out: Path, sharing: str = "cache"
-) -> tuple[list[float], list[float]]:
-    """Seconds of each timed step and mean completion length (tokens) of each, guigym."""
+) -> tuple[list[float], list[float], list[float]]:
+    """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, guigym."""
     from trainers.grpo import train
     from trainers.grpo_config import GRPOConfig
 
@@ -59,11 +59,13 @@ def guigym_step(
     )  # fmt: skip
     hist = train(config)["history"][warmup:]
     times = [r["time_rollout"] + r["time_scoring"] + r["time_update"] for r in hist]
-    return times, [r["completion_len"] for r in hist]
+    return times, [r["cpu_time_step"] for r in hist], [r["completion_len"] for r in hist]
 
 
-def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Path) -> tuple[list[float], list[float]]:
-    """Seconds of each timed step and mean completion length (tokens) of each, TRL ``GRPOTrainer``."""
+def trl_step(
+    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path
+) -> tuple[list[float], list[float], list[float]]:
+    """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, TRL ``GRPOTrainer``."""
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -82,13 +84,15 @@ def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Pat
     class Timer(TrainerCallback):
         def __init__(self) -> None:
             self.times: list[float] = []
-            self.t0 = 0.0
+            self.cpu: list[float] = []
+            self.t0 = self.c0 = 0.0
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            self.t0 = time.perf_counter()
+            self.t0, self.c0 = time.perf_counter(), time.process_time()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.times.append(time.perf_counter() - self.t0)
+            self.cpu.append(time.process_time() - self.c0)
 
     lengths: list[float] = []
 
@@ -109,7 +113,7 @@ def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Pat
         processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"), callbacks=[timer, Lengths()],
     )  # fmt: skip
     trainer.train()
-    return timer.times[warmup:], lengths[warmup:]
+    return timer.times[warmup:], timer.cpu[warmup:], lengths[warmup:]
 
 
 def main() -> None:
@@ -133,34 +137,44 @@ def main() -> None:
     bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
     for name, (groups, n) in BATCHES.items():
         times: dict[str, list[float]] = {k: [] for k in sides}
+        cpu: dict[str, list[float]] = {k: [] for k in sides}
         lens: dict[str, list[float]] = {k: [] for k in sides}
         for r in range(args.rounds):
             for side in sides:
                 out = tmp / f"{side}-{name}-{r}"
                 if side == "trl":
-                    t, ln = trl_step(model, groups, n, args.steps, args.warmup, out)
+                    t, c, ln = trl_step(model, groups, n, args.steps, args.warmup, out)
                 else:
-                    t, ln = guigym_step(model, groups, n, args.steps, args.warmup, out, sharing=side)
+                    t, c, ln = guigym_step(model, groups, n, args.steps, args.warmup, out, sharing=side)
                 times[side] += t
+                cpu[side] += c
                 lens[side] += ln
                 bar.update(1)
         med = {k: statistics.median(v) for k, v in times.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
         mean_len = {k: statistics.mean(v) if v else float("nan") for k, v in lens.items()}
-        rows.append((name, groups, n, med, mean_len))
+        rows.append((name, groups, n, med, med_cpu, mean_len))
     bar.close()
+    print("Wall seconds per step (median):")
+    _table(rows, 3, have_trl)
+    print("\nCPU seconds per step (median; this process's threads only, so other load on the machine counts less):")
+    _table(rows, 4, have_trl)
+    if not have_trl:
+        print("TRL is not installed (pip install trl): its column was skipped.")
+
+
+def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
     print("| batch | guigym, no sharing s/step | guigym s/step | guigym mean len | TRL s/step | TRL mean len "
           "| no sharing / TRL | guigym / TRL |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, groups, n, med, mean_len in rows:
+    for row in rows:
+        name, groups, n, sec, mean_len = row[0], row[1], row[2], row[col], row[5]
+        head = f"| {name} ({groups}x{n}) | {sec['none']:.3f} | {sec['cache']:.3f} | {mean_len['cache']:.1f} "
         if have_trl:
-            print(f"| {name} ({groups}x{n}) | {med['none']:.3f} | {med['cache']:.3f} | {mean_len['cache']:.1f} "
-                  f"| {med['trl']:.3f} | {mean_len['trl']:.1f} | {med['none'] / med['trl']:.2f}x "
-                  f"| {med['cache'] / med['trl']:.2f}x |")  # fmt: skip
+            print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | {sec['none'] / sec['trl']:.2f}x "
+                  f"| {sec['cache'] / sec['trl']:.2f}x |")  # fmt: skip
         else:
-            print(f"| {name} ({groups}x{n}) | {med['none']:.3f} | {med['cache']:.3f} | {mean_len['cache']:.1f} "
-                  "| skipped | - | - | - |")  # fmt: skip
-    if not have_trl:
-        print("TRL is not installed (pip install trl): its column was skipped.")
+            print(head + "| skipped | - | - | - |")
 
 
 if __name__ == "__main__":

@@ -300,7 +300,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     for step in range(start, config.num_steps):
         # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
         #    repeats nor skips seeds.
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         pos = step * config.groups_per_step
         seeds = [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
         gen.model.eval()
@@ -321,7 +321,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.
         stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered)
         scheduler.step()
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
 
         n_tokens = sum(len(s.token_ids) for s in samples)
         record = {
@@ -338,6 +338,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "time_rollout": t1 - t0,
             "time_scoring": t2 - t1,
             "time_update": t3 - t2,
+            "cpu_time_step": c3 - c0,  # CPU seconds of this process (all its threads): steadier than wall time on a busy machine
             "lr": scheduler.get_last_lr()[0],
         }
         history.append(record)
