@@ -66,7 +66,11 @@ def encode_batch(
     if flat:
         enc = generator.processor(text=list(prompts), images=flat, padding=True, return_tensors="pt")
     else:
-        enc = tok(list(prompts), padding=True, return_tensors="pt", add_special_tokens=False)
+        # A group's samples share one prompt: tokenise each distinct prompt once, then index rows.
+        distinct = list(dict.fromkeys(prompts))
+        row = {text: i for i, text in enumerate(distinct)}
+        enc = tok(distinct, padding=True, return_tensors="pt", add_special_tokens=False)
+        enc = {k: v[[row[text] for text in prompts]] for k, v in enc.items()}
     b, t = len(completions), max(len(c) for c in completions)
     comp = torch.full((b, t), tok.pad_token_id, dtype=torch.long)
     cmask = torch.zeros((b, t), dtype=torch.long)

@@ -169,7 +169,7 @@ def build_qwen2_vl(path: Path) -> Path:
     return path
 
 
-#: Qwen2.5-VL sizes: ``tiny`` for CPU tests; ``small`` (about 0.2 B parameters, a 336x336 screenshot in 144
+#: Qwen2.5-VL sizes: ``tiny`` for CPU tests; ``small`` (about 0.14 B parameters, a 336x336 screenshot in 144
 #: visual tokens) for a short GPU check. Keys: text hidden size, layers, heads, KV heads, MLP width; vision
 #: depth, width, heads, MLP width; the image processor's maximum pixels.
 QWEN2_5_VL_SIZES = {
