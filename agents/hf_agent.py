@@ -279,6 +279,7 @@ class HFGenerator:
         logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits  # (1, P + T, V)
         p = inputs["input_ids"].shape[1]
         step_logits = logits[0, p - 1 : p - 1 + completion.shape[1]].float() / temperature  # (T, V)
+        step_logits = suppress_logits(step_logits, self.suppress_ids)
         return torch.log_softmax(step_logits, dim=-1).gather(1, completion[0][:, None]).squeeze(1)
 
 
@@ -380,6 +381,17 @@ def _completion_length(ids: list[int], eos_ids: set[int]) -> tuple[int, str]:
         if token in eos_ids:
             return t + 1, "stop"
     return len(ids), "length"
+
+
+def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
+    """``logits`` (``(..., V)``, float32) with the ``ids`` columns at -1e9: probability exactly 0, as the sampler's
+    ``-inf`` (``suppress_tokens``) gives them, while the entropy's ``p * log p`` stays 0 (``-inf`` or
+    ``finfo.min`` would make it NaN)."""
+    import torch
+
+    if not ids:
+        return logits
+    return logits.index_fill(-1, torch.as_tensor(list(ids), device=logits.device), -1e9)
 
 
 def _conversation_key(conversation: Conversation, images: Sequence[Any] | None) -> tuple[str, tuple[str, ...]]:

@@ -100,15 +100,13 @@ def completion_logprobs(
     distribution the sampler drew from).
     Gradients flow unless called under ``torch.no_grad``.
     """
+    from agents.hf_agent import suppress_logits
+
     t = batch.completion_ids.shape[1]
     p = batch.prompt_len
     logits = model(**batch.inputs).logits  # (B, P + T, V)
     step_logits = logits[:, p - 1 : p - 1 + t].float() / temperature  # (B, T, V): position p-1 predicts y_0
-    if batch.suppressed:
-        # The sampler's -inf as -1e9 (float32): probability exactly 0 still, and the entropy's p * log p stays 0
-        # (finfo.min would overflow to -inf in log_softmax's shift, and 0 * -inf is NaN).
-        ids = torch.as_tensor(batch.suppressed, device=logits.device)
-        step_logits = step_logits.index_fill(-1, ids, -1e9)
+    step_logits = suppress_logits(step_logits, batch.suppressed)  # tokens the sampler never draws
     logp_all = torch.log_softmax(step_logits, dim=-1)
     logp = logp_all.gather(-1, batch.completion_ids[..., None]).squeeze(-1)  # (B, T)
     entropy = None
