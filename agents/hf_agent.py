@@ -178,7 +178,7 @@ class HFGenerator:
             elif len(set(repeats)) == 1:
                 out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
             else:  # unequal counts with image tensors, which do not index by row: encode every row
-                return self._generate_rows(conversations, images, sampling, kwargs)
+                return self._generate_rows(conversations, images, sampling)
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = out.sequences[:, prompt_len:]  # (sum(repeats), T), rows grouped per distinct conversation
         # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
@@ -243,7 +243,6 @@ class HFGenerator:
         conversations: Sequence[Conversation],
         images: Sequence[Sequence[Any]] | None,
         sampling: SamplingParams,
-        kwargs: dict[str, Any],
     ) -> list[list[Generation]]:
         """:meth:`generate` with sharing off, for batches it cannot share."""
         saved, self.prompt_sharing = self.prompt_sharing, "none"
