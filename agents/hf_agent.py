@@ -11,10 +11,12 @@ the log-prob is that of the raw logits. Trainers that need ``log pi_theta`` at `
 :meth:`HFGenerator.token_logprobs`.
 
 A GRPO group is ``N`` copies of one conversation (``N`` env slots reset with the same seed). With
-``prompt_sharing="cache"`` (the default) each distinct conversation of a batch is rendered, tokenised and
-prefilled once, and its KV cache is copied to its samples before decoding; ``"encode"`` renders and
-tokenises once but lets ``generate`` expand the rows before the prefill (what vision-language inputs use,
-whose image tensors do not split by row); ``"none"`` encodes every conversation separately.
+``prompt_sharing="cache"`` each distinct conversation of a batch is rendered, tokenised and prefilled once,
+and its KV cache is copied to its samples before decoding (one extra forward call: the prefill);
+``"encode"`` renders and tokenises once but lets ``generate`` expand the rows before the prefill (what
+vision-language inputs use, whose image tensors do not split by row); ``"none"`` encodes every conversation
+separately. ``"auto"`` (the default) is ``"cache"`` when it spares at least :data:`CACHE_MIN_TOKENS` prompt
+tokens of prefill, else ``"encode"``.
 
 :class:`HFAgent` is an :class:`~agents.lm_agent.LMAgent` on top of an :class:`HFGenerator` loaded by path.
 """
@@ -34,7 +36,11 @@ from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
 
 #: The ``prompt_sharing`` modes of :class:`HFGenerator`.
-PROMPT_SHARING = ("cache", "encode", "none")
+PROMPT_SHARING = ("auto", "cache", "encode", "none")
+#: ``prompt_sharing="auto"`` prefills once when that spares at least this many prompt tokens (rows x padded
+#: length): below it the extra forward call costs more than it saves (measured with the tiny CPU model of
+#: ``benchmarks/trainer_speed.py``: a 1x4 group of 60-token prompts is slower shared, an 8x8 batch faster).
+CACHE_MIN_TOKENS = 512
 
 
 class ModelLoadError(RuntimeError):
@@ -52,8 +58,8 @@ class HFGenerator:
         dtype: a torch dtype (or its name) for loading; default the checkpoint's.
         seed: seeds torch's global generator once, so that a fresh generator samples reproducibly.
         trust_remote_code: passed to ``from_pretrained``.
-        prompt_sharing: ``"cache"``, ``"encode"`` or ``"none"``: how much work identical conversations of
-            one batch share (see the module docstring). Samples are drawn from the same distribution in
+        prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"``: how much work identical
+            conversations of one batch share (see the module docstring). Samples are drawn from the same distribution in
             every mode; only the random draws differ.
     """
 
@@ -65,7 +71,7 @@ class HFGenerator:
         dtype: Any = None,
         seed: int | None = None,
         trust_remote_code: bool = False,
-        prompt_sharing: str = "cache",
+        prompt_sharing: str = "auto",
     ) -> None:
         import torch
 
@@ -172,8 +178,10 @@ class HFGenerator:
             kwargs["suppress_tokens"] = list(self.suppress_ids)
         repeats = [c * n for c in counts]  # (U,) sampled rows per distinct conversation
         text_only = set(inputs) == {"input_ids", "attention_mask"}
+        spared = (sum(repeats) - len(repeats)) * inputs["input_ids"].shape[1]  # prompt tokens not prefilled
+        use_cache = self.prompt_sharing == "cache" or (self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS)
         with torch.no_grad():
-            if self.prompt_sharing == "cache" and text_only and inputs["input_ids"].shape[1] > 1:
+            if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
                 out = self._generate_from_shared_cache(inputs, repeats, kwargs)
             elif len(set(repeats)) == 1:
                 out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
@@ -297,7 +305,7 @@ class HFAgent(LMAgent):
         dtype: torch dtype for loading.
         seed: seeds torch once, for reproducible sampling.
         use_images: send screenshots (default: when the processor handles images).
-        prompt_sharing: ``"cache"``, ``"encode"`` or ``"none"`` (see :class:`HFGenerator`).
+        prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"`` (see :class:`HFGenerator`).
     """
 
     def __init__(
@@ -313,7 +321,7 @@ class HFAgent(LMAgent):
         dtype: Any = None,
         seed: int | None = None,
         use_images: bool | None = None,
-        prompt_sharing: str = "cache",
+        prompt_sharing: str = "auto",
     ) -> None:
         generator = HFGenerator(
             model, processor=processor, device=device, dtype=dtype, seed=seed, prompt_sharing=prompt_sharing

@@ -7,8 +7,9 @@ What both sides do, per optimiser step:
 * **Sampling**: one batched Hugging Face ``generate`` call, temperature 1, no top-k / top-p, up to 16 new
   tokens, the same prompts ("click cell c. Cell:" through the same chat template). TRL encodes and
   prefills each group's prompt ``N`` times (its sampler repeats the prompt); guigym's default
-  (``prompt_sharing="cache"``) tokenises and prefills it once and copies its KV cache to the ``N`` samples.
-  The ``guigym, no sharing`` column (``prompt_sharing="none"``) is the same trainer before that change.
+  (``prompt_sharing="auto"``) tokenises it once, and where that spares enough prefill (the large batch)
+  prefills it once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
+  (``prompt_sharing="none"``) is the same trainer before that change.
 * **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
   ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's
   geometry, the ``grpo`` estimator); TRL gets the same prompts from a dataset and a reward function doing the
@@ -45,7 +46,7 @@ LABELS = "abcdefghi"
 
 
 def guigym_step(
-    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path, sharing: str = "cache"
+    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path, sharing: str = "auto"
 ) -> tuple[list[float], list[float], list[float]]:
     """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, guigym."""
     from trainers.grpo import train
@@ -132,7 +133,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")
     have_trl = importlib.util.find_spec("trl") is not None
-    sides = ["none", "cache"] + (["trl"] if have_trl else [])
+    sides = ["none", "auto"] + (["trl"] if have_trl else [])
     rows = []
     bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
     for name, (groups, n) in BATCHES.items():
@@ -169,10 +170,10 @@ def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         name, groups, n, sec, mean_len = row[0], row[1], row[2], row[col], row[5]
-        head = f"| {name} ({groups}x{n}) | {sec['none']:.3f} | {sec['cache']:.3f} | {mean_len['cache']:.1f} "
+        head = f"| {name} ({groups}x{n}) | {sec['none']:.3f} | {sec['auto']:.3f} | {mean_len['auto']:.1f} "
         if have_trl:
             print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | {sec['none'] / sec['trl']:.2f}x "
-                  f"| {sec['cache'] / sec['trl']:.2f}x |")  # fmt: skip
+                  f"| {sec['auto'] / sec['trl']:.2f}x |")  # fmt: skip
         else:
             print(head + "| skipped | - | - | - |")
 

@@ -83,10 +83,11 @@ class GRPOConfig:
     """Top-k cut, or ``None``."""
     max_new_tokens: int = 256
     """Completion budget per step, in tokens; also ``seq-mean-token-sum-norm``'s constant."""
-    prompt_sharing: str = "cache"
+    prompt_sharing: str = "auto"
     """How a group's shared prompt is encoded for sampling: ``cache`` (tokenised and prefilled once, its KV cache
     copied to the ``N`` samples; vision-language inputs fall back to ``encode``), ``encode`` (tokenised once,
-    prefilled per sample) or ``none`` (every sample on its own). Same sampling distribution in each."""
+    prefilled per sample), ``none`` (every sample on its own) or ``auto`` (``cache`` when it spares at least
+    ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``). Same sampling distribution in each."""
     lora: bool = False
     """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
     lora_r: int = 16
@@ -139,8 +140,8 @@ class GRPOConfig:
         need(0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         need(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0 (0: off), got {self.max_grad_norm}")
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
-        need(self.prompt_sharing in ("cache", "encode", "none"),
-             f"prompt_sharing={self.prompt_sharing!r}: use 'cache', 'encode' or 'none'")  # fmt: skip
+        need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
+             f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),
              f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
         need(not (self.step_rewards and self.estimator == "sca"),

@@ -60,3 +60,19 @@ def test_vlm_groups_share_the_processor_call(tiny_vlm_path: Path) -> None:
     equal = gen.generate([conv] * 4, [[red]] * 2 + [[blue]] * 2, sp)  # two images, two rows each
     unequal = gen.generate([conv] * 3, [[red], [red], [blue]], sp)  # image tensors do not index by row
     assert [len(g) for g in equal] == [1] * 4 and [len(g) for g in unequal] == [1] * 3
+
+
+def test_auto_prefills_once_only_when_that_spares_enough(tiny_lm_path: Path) -> None:
+    from agents.hf_agent import CACHE_MIN_TOKENS
+
+    gen = HFGenerator(str(tiny_lm_path), device="cpu")
+    assert gen.prompt_sharing == "auto"
+    seen: list[tuple[int, ...]] = []
+    gen.model.register_forward_pre_hook(lambda _m, _a, kw: seen.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
+    gen.generate([A] * 4, sampling=SamplingParams(max_new_tokens=1))
+    p = seen[0][1]
+    assert 3 * p < CACHE_MIN_TOKENS and seen[0] == (4, p)  # little to spare: tokenised once, rows prefilled
+    seen.clear()
+    rows = CACHE_MIN_TOKENS // p + 2
+    gen.generate([A] * rows, sampling=SamplingParams(max_new_tokens=1))
+    assert seen[0] == (1, p - 1) and seen[1] == (rows, 1)  # enough to spare: one prefill, a shared cache
