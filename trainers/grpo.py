@@ -11,8 +11,9 @@ One optimiser step:
         step AdamW
 
 Every step of every episode is one sample (its prompt and its sampled completion); in a multi-turn episode
-each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The reward is read by the env's reward wrapper from the privileged
-channel (target boxes); the policy never sees it. Runs unchanged under ``accelerate launch`` (DDP): each
+each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The
+reward is read by the env's reward wrapper from the privileged channel (target boxes); the policy never sees
+it. Runs unchanged under ``accelerate launch`` (DDP): each
 rank collects its share of the groups, gradients are averaged across ranks.
 """
 
@@ -338,7 +339,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "time_rollout": t1 - t0,
             "time_scoring": t2 - t1,
             "time_update": t3 - t2,
-            "cpu_time_step": c3 - c0,  # CPU seconds of this process (all its threads): steadier than wall time on a busy machine
+            # CPU seconds of this process (all its threads): steadier than wall time on a shared machine.
+            "cpu_time_step": c3 - c0,
             "lr": scheduler.get_last_lr()[0],
         }
         history.append(record)
