@@ -13,8 +13,8 @@ One optimiser step:
 Every step of every episode is one sample (its prompt and its sampled completion); in a multi-turn episode
 each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The
 reward is read by the env's reward wrapper from the privileged channel (target boxes); the policy never sees
-it. Runs unchanged under ``accelerate launch`` (DDP): each
-rank collects its share of the groups, gradients are averaged across ranks.
+it. Runs unchanged under ``accelerate launch`` (DDP): each rank collects its share of the groups, gradients
+are averaged across ranks.
 """
 
 from __future__ import annotations
