@@ -15,8 +15,11 @@ A GRPO group is ``N`` copies of one conversation (``N`` env slots reset with the
 and its KV cache is copied to its samples before decoding (one extra forward call: the prefill);
 ``"encode"`` renders and tokenises once but lets ``generate`` expand the rows before the prefill (what
 vision-language inputs use, whose image tensors do not split by row); ``"none"`` encodes every conversation
-separately. ``"auto"`` (the default) is ``"cache"`` when it spares at least :data:`CACHE_MIN_TOKENS` prompt
-tokens of prefill, else ``"encode"``.
+separately. ``"auto"`` is ``"cache"`` when it spares at least :data:`CACHE_MIN_TOKENS` prompt tokens of
+prefill, else ``"encode"``. Every mode samples the same distribution. ``"encode"`` (the default) also draws
+the same random numbers as ``"none"`` (the same rows, prefilled the same way), so seeded runs repeat what they
+gave before sharing existed; the cache's logits differ from a full prefill in the last float bits, which sends
+a seeded run down another (equally likely) path.
 
 :class:`HFAgent` is an :class:`~agents.lm_agent.LMAgent` on top of an :class:`HFGenerator` loaded by path.
 """
@@ -71,7 +74,7 @@ class HFGenerator:
         dtype: Any = None,
         seed: int | None = None,
         trust_remote_code: bool = False,
-        prompt_sharing: str = "auto",
+        prompt_sharing: str = "encode",
     ) -> None:
         import torch
 
@@ -321,7 +324,7 @@ class HFAgent(LMAgent):
         dtype: Any = None,
         seed: int | None = None,
         use_images: bool | None = None,
-        prompt_sharing: str = "auto",
+        prompt_sharing: str = "encode",
     ) -> None:
         generator = HFGenerator(
             model, processor=processor, device=device, dtype=dtype, seed=seed, prompt_sharing=prompt_sharing

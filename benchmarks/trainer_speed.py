@@ -6,9 +6,10 @@ What both sides do, per optimiser step:
 * **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8.
 * **Sampling**: one batched Hugging Face ``generate`` call, temperature 1, no top-k / top-p, up to 16 new
   tokens, the same prompts ("click cell c. Cell:" through the same chat template). TRL encodes and
-  prefills each group's prompt ``N`` times (its sampler repeats the prompt); guigym's default
-  (``prompt_sharing="auto"``) tokenises it once, and where that spares enough prefill (the large batch)
-  prefills it once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
+  prefills each group's prompt ``N`` times (its sampler repeats the prompt); the ``guigym`` column runs
+  ``prompt_sharing="auto"`` (not the config default ``encode``, which keeps seeded runs bit-identical to
+  before): it tokenises the prompt once, and where that spares enough prefill (the large batch) prefills it
+  once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
   (``prompt_sharing="none"``) is the same trainer before that change.
 * **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
   ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's

@@ -83,11 +83,13 @@ class GRPOConfig:
     """Top-k cut, or ``None``."""
     max_new_tokens: int = 256
     """Completion budget per step, in tokens; also ``seq-mean-token-sum-norm``'s constant."""
-    prompt_sharing: str = "auto"
-    """How a group's shared prompt is encoded for sampling: ``cache`` (tokenised and prefilled once, its KV cache
-    copied to the ``N`` samples; vision-language inputs fall back to ``encode``), ``encode`` (tokenised once,
-    prefilled per sample), ``none`` (every sample on its own) or ``auto`` (``cache`` when it spares at least
-    ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``). Same sampling distribution in each."""
+    prompt_sharing: str = "encode"
+    """How a group's shared prompt is encoded for sampling: ``encode`` (default: tokenised once, prefilled per
+    sample), ``cache`` (tokenised and prefilled once, its KV cache copied to the ``N`` samples; vision-language
+    inputs fall back to ``encode``), ``auto`` (``cache`` when it spares at least
+    ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
+    ``benchmarks/trainer_speed.py``) or ``none`` (every sample on its own). Same sampling distribution in each;
+    ``encode`` and ``none`` also give a seeded run the same samples as before sharing existed."""
     lora: bool = False
     """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
     lora_r: int = 16

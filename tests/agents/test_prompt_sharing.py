@@ -65,8 +65,7 @@ def test_vlm_groups_share_the_processor_call(tiny_vlm_path: Path) -> None:
 def test_auto_prefills_once_only_when_that_spares_enough(tiny_lm_path: Path) -> None:
     from agents.hf_agent import CACHE_MIN_TOKENS
 
-    gen = HFGenerator(str(tiny_lm_path), device="cpu")
-    assert gen.prompt_sharing == "auto"
+    gen = HFGenerator(str(tiny_lm_path), device="cpu", prompt_sharing="auto")
     seen: list[tuple[int, ...]] = []
     gen.model.register_forward_pre_hook(lambda _m, _a, kw: seen.append(tuple(kw["input_ids"].shape)), with_kwargs=True)
     gen.generate([A] * 4, sampling=SamplingParams(max_new_tokens=1))
