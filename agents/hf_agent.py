@@ -183,15 +183,21 @@ class HFGenerator:
         text_only = set(inputs) == {"input_ids", "attention_mask"}
         spared = (sum(repeats) - len(repeats)) * inputs["input_ids"].shape[1]  # prompt tokens not prefilled
         use_cache = self.prompt_sharing == "cache" or (self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS)
+        # Text rows index by row, so they are sampled in the caller's order (conversation i's samples at rows
+        # i * n ... i * n + n - 1), as without sharing: a seeded run draws the same random numbers for each.
+        in_order = text_only
         with torch.no_grad():
             if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
-                out = self._generate_from_shared_cache(inputs, repeats, kwargs)
-            elif len(set(repeats)) == 1:
+                out = self._generate_from_shared_cache(inputs, np.repeat(slot_of, n).tolist(), kwargs)
+            elif text_only:
+                rows = torch.as_tensor(slot_of, device=inputs["input_ids"].device)
+                out = self.model.generate(**{k: v[rows] for k, v in inputs.items()}, num_return_sequences=n, **kwargs)
+            elif len(set(repeats)) == 1:  # image tensors do not index by row: rows grouped per distinct one
                 out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
-            else:  # unequal counts with image tensors, which do not index by row: encode every row
+            else:  # unequal counts with image tensors: encode every row
                 return self._generate_rows(conversations, images, sampling)
         prompt_len = inputs["input_ids"].shape[1]
-        new_tokens = out.sequences[:, prompt_len:]  # (sum(repeats), T), rows grouped per distinct conversation
+        new_tokens = out.sequences[:, prompt_len:]  # (B * n, T)
         # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
         logprobs = torch.stack(
             [
@@ -204,10 +210,11 @@ class HFGenerator:
         starts = np.concatenate([[0], np.cumsum(repeats)]).tolist()
         taken = [0] * len(distinct)  # samples of each distinct conversation handed out so far
         results: list[list[Generation]] = []
-        for u in slot_of:
+        for i, u in enumerate(slot_of):
             prompt_ids = inputs["input_ids"][u][attention[u].bool()].tolist()
             group = []
-            for row in range(starts[u] + taken[u], starts[u] + taken[u] + n):
+            first_row = i * n if in_order else starts[u] + taken[u]
+            for row in range(first_row, first_row + n):
                 ids = new_tokens[row].tolist()
                 length, finish = _completion_length(ids, self.eos_ids)
                 ids = ids[:length]
@@ -225,8 +232,9 @@ class HFGenerator:
             results.append(group)
         return results
 
-    def _generate_from_shared_cache(self, inputs: Any, repeats: list[int], kwargs: dict[str, Any]) -> Any:
-        """Prefill each distinct prompt once, copy its KV cache to its ``repeats[u]`` rows, then decode.
+    def _generate_from_shared_cache(self, inputs: Any, source: list[int], kwargs: dict[str, Any]) -> Any:
+        """Prefill each distinct prompt once, copy its KV cache to the sampled rows (row ``r`` continues distinct
+        prompt ``source[r]``), then decode.
 
         All but the last prompt token are run here; ``generate`` runs the last one for every row (so its
         first sampling step starts from the shared cache) and counts positions along the attention mask the
@@ -243,9 +251,7 @@ class HFGenerator:
         cache, name = getattr(prefill, "cache", None), "cache"
         if cache is None:
             cache, name = prefill.past_key_values, "past_key_values"
-        index = torch.repeat_interleave(
-            torch.arange(len(repeats), device=ids.device), torch.as_tensor(repeats, device=ids.device)
-        )  # (rows,) the distinct prompt of each sampled row
+        index = torch.as_tensor(source, device=ids.device)  # (rows,) the distinct prompt of each sampled row
         cache.batch_select_indices(index)
         return self.model.generate(input_ids=ids[index], attention_mask=mask[index], **{name: cache}, **kwargs)
 
