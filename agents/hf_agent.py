@@ -4,16 +4,30 @@
 ids and their log-probabilities **under the sampling policy**: at step ``t`` the log-prob is
 ``log_softmax(processed_logits_t)[token_t]``, where ``processed_logits_t`` are the scores ``generate``
 actually sampled from, i.e. the raw logits after every logits processor -- temperature division, then the
-top-k and top-p masks (masked tokens get ``-inf``). So with ``temperature=T`` and no top-k/top-p the
+top-k and top-p masks (masked tokens get ``-inf``; so do a VLM's image placeholder tokens,
+``HFGenerator.suppress_ids``, which the policy never emits). So with ``temperature=T`` and no top-k/top-p the
 log-prob is ``log_softmax(logits / T)``; with greedy decoding (``temperature=0``) nothing is processed and
 the log-prob is that of the raw logits. Trainers that need ``log pi_theta`` at ``T = 1`` recompute it with
 :meth:`HFGenerator.token_logprobs`.
+
+A GRPO group is ``N`` copies of one conversation (``N`` env slots reset with the same seed). With
+``prompt_sharing="cache"`` each distinct conversation of a batch is rendered, tokenised and prefilled once,
+and its KV cache is copied to its samples before decoding (one extra forward call: the prefill);
+``"encode"`` renders and tokenises once but lets ``generate`` expand the rows before the prefill (what
+vision-language inputs use, whose image tensors do not split by row); ``"none"`` encodes every conversation
+separately. ``"auto"`` is ``"cache"`` when it spares at least :data:`CACHE_MIN_TOKENS` prompt tokens of
+prefill, else ``"encode"``. Every mode samples the same distribution. ``"encode"`` (the default) also draws
+the same random numbers as ``"none"`` (the same rows, prefilled the same way), so seeded runs repeat what they
+gave before sharing existed; the cache's logits differ from a full prefill in the last float bits, which sends
+a seeded run down another (equally likely) path.
 
 :class:`HFAgent` is an :class:`~agents.lm_agent.LMAgent` on top of an :class:`HFGenerator` loaded by path.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +37,13 @@ import numpy as np
 from agents.generation import Conversation, Generation, SamplingParams, count_images, flatten_text
 from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
+
+#: The ``prompt_sharing`` modes of :class:`HFGenerator`.
+PROMPT_SHARING = ("auto", "cache", "encode", "none")
+#: ``prompt_sharing="auto"`` prefills once when that spares at least this many prompt tokens (rows x padded
+#: length): below it the extra forward call costs more than it saves (measured with the tiny CPU model of
+#: ``benchmarks/trainer_speed.py``: a 1x4 group of 60-token prompts is slower shared, an 8x8 batch faster).
+CACHE_MIN_TOKENS = 512
 
 
 class ModelLoadError(RuntimeError):
@@ -40,6 +61,9 @@ class HFGenerator:
         dtype: a torch dtype (or its name) for loading; default the checkpoint's.
         seed: seeds torch's global generator once, so that a fresh generator samples reproducibly.
         trust_remote_code: passed to ``from_pretrained``.
+        prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"``: how much work identical
+            conversations of one batch share (see the module docstring). Samples are drawn from the same distribution in
+            every mode; only the random draws differ.
     """
 
     def __init__(
@@ -50,9 +74,13 @@ class HFGenerator:
         dtype: Any = None,
         seed: int | None = None,
         trust_remote_code: bool = False,
+        prompt_sharing: str = "encode",
     ) -> None:
         import torch
 
+        if prompt_sharing not in PROMPT_SHARING:
+            raise ValueError(f"prompt_sharing={prompt_sharing!r}: use one of {PROMPT_SHARING}")
+        self.prompt_sharing = prompt_sharing
         if seed is not None:
             torch.manual_seed(seed)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -71,6 +99,12 @@ class HFGenerator:
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
+        #: Token ids the policy never emits: a VLM's image / video placeholders, which the model would read back
+        #: as slots for image features when the completion is scored (and fail: more slots than images).
+        self.suppress_ids: tuple[int, ...] = tuple(
+            int(i) for name in ("image_token_id", "video_token_id")
+            if isinstance(i := getattr(self.processor, name, None), int) and self.supports_images
+        )  # fmt: skip
 
     # ----- prompts ------------------------------------------------------------------------------------
     def prompt_text(self, conversation: Conversation) -> str:
@@ -108,11 +142,23 @@ class HFGenerator:
         sampling = sampling or SamplingParams()
         if not conversations:
             return []
-        prompts, inputs = self.encode(conversations, images)
         n = sampling.num_samples
+        # Distinct conversations and how many rows ask for each (a group asks N times for one).
+        slot_of: list[int] = []  # (B,) the distinct conversation of each row
+        distinct: list[int] = []  # (U,) the first row of each distinct conversation
+        first: dict[Any, int] = {}
+        for i, conversation in enumerate(conversations):
+            key = i if self.prompt_sharing == "none" else _conversation_key(conversation, images[i] if images else None)
+            if key not in first:
+                first[key] = len(distinct)
+                distinct.append(i)
+            slot_of.append(first[key])
+        counts = np.bincount(slot_of).tolist()  # (U,) rows per distinct conversation
+        prompts, inputs = self.encode(
+            [conversations[i] for i in distinct], [images[i] for i in distinct] if images else None
+        )
         kwargs: dict[str, Any] = {
             "max_new_tokens": sampling.max_new_tokens,
-            "num_return_sequences": n,
             "output_scores": True,
             "return_dict_in_generate": True,
             "pad_token_id": self.tokenizer.pad_token_id,
@@ -131,11 +177,28 @@ class HFGenerator:
                 top_k=sampling.top_k or 0,
                 top_p=sampling.top_p if sampling.top_p is not None else 1.0,
             )
+        if self.suppress_ids:
+            kwargs["suppress_tokens"] = list(self.suppress_ids)
+        repeats = [c * n for c in counts]  # (U,) sampled rows per distinct conversation
+        text_only = set(inputs) == {"input_ids", "attention_mask"}
+        spared = (sum(repeats) - len(repeats)) * inputs["input_ids"].shape[1]  # prompt tokens not prefilled
+        use_cache = self.prompt_sharing == "cache" or (self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS)
+        # Text rows index by row, so they are sampled in the caller's order (conversation i's samples at rows
+        # i * n ... i * n + n - 1), as without sharing: a seeded run draws the same random numbers for each.
+        in_order = text_only
         with torch.no_grad():
-            out = self.model.generate(**inputs, **kwargs)
+            if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
+                out = self._generate_from_shared_cache(inputs, np.repeat(slot_of, n).tolist(), kwargs)
+            elif text_only:
+                rows = torch.as_tensor(slot_of, device=inputs["input_ids"].device)
+                out = self.model.generate(**{k: v[rows] for k, v in inputs.items()}, num_return_sequences=n, **kwargs)
+            elif len(set(repeats)) == 1:  # image tensors do not index by row: rows grouped per distinct one
+                out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
+            else:  # unequal counts with image tensors: encode every row
+                return self._generate_rows(conversations, images, sampling)
         prompt_len = inputs["input_ids"].shape[1]
-        new_tokens = out.sequences[:, prompt_len:]  # (B * n, T), rows grouped per conversation
-        # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (B * n, T)
+        new_tokens = out.sequences[:, prompt_len:]  # (B * n, T)
+        # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
         logprobs = torch.stack(
             [
                 torch.log_softmax(score.float(), dim=-1).gather(1, new_tokens[:, t : t + 1]).squeeze(1)
@@ -144,11 +207,14 @@ class HFGenerator:
             dim=1,
         )
         attention = inputs["attention_mask"]
+        starts = np.concatenate([[0], np.cumsum(repeats)]).tolist()
+        taken = [0] * len(distinct)  # samples of each distinct conversation handed out so far
         results: list[list[Generation]] = []
-        for i, prompt in enumerate(prompts):
-            prompt_ids = inputs["input_ids"][i][attention[i].bool()].tolist()
+        for i, u in enumerate(slot_of):
+            prompt_ids = inputs["input_ids"][u][attention[u].bool()].tolist()
             group = []
-            for row in range(i * n, (i + 1) * n):
+            first_row = i * n if in_order else starts[u] + taken[u]
+            for row in range(first_row, first_row + n):
                 ids = new_tokens[row].tolist()
                 length, finish = _completion_length(ids, self.eos_ids)
                 ids = ids[:length]
@@ -157,13 +223,50 @@ class HFGenerator:
                         text=self.tokenizer.decode(ids, skip_special_tokens=True),
                         token_ids=ids,
                         logprobs=logprobs[row, :length].tolist(),
-                        prompt=prompt,
+                        prompt=prompts[u],
                         finish_reason=finish,
                         extra={"prompt_token_ids": prompt_ids},
                     )
                 )
+            taken[u] += n
             results.append(group)
         return results
+
+    def _generate_from_shared_cache(self, inputs: Any, source: list[int], kwargs: dict[str, Any]) -> Any:
+        """Prefill each distinct prompt once, copy its KV cache to the sampled rows (row ``r`` continues distinct
+        prompt ``source[r]``), then decode.
+
+        All but the last prompt token are run here; ``generate`` runs the last one for every row (so its
+        first sampling step starts from the shared cache) and counts positions along the attention mask the
+        same way, so the result is the distribution of an unshared ``generate`` call.
+        """
+        import torch
+
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]  # (U, P)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding does not shift positions
+        prefill = self.model(
+            input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
+        )
+        # transformers 5 calls the cache ``cache``; 4.x ``past_key_values``.
+        cache, name = getattr(prefill, "cache", None), "cache"
+        if cache is None:
+            cache, name = prefill.past_key_values, "past_key_values"
+        index = torch.as_tensor(source, device=ids.device)  # (rows,) the distinct prompt of each sampled row
+        cache.batch_select_indices(index)
+        return self.model.generate(input_ids=ids[index], attention_mask=mask[index], **{name: cache}, **kwargs)
+
+    def _generate_rows(
+        self,
+        conversations: Sequence[Conversation],
+        images: Sequence[Sequence[Any]] | None,
+        sampling: SamplingParams,
+    ) -> list[list[Generation]]:
+        """:meth:`generate` with sharing off, for batches it cannot share."""
+        saved, self.prompt_sharing = self.prompt_sharing, "none"
+        try:
+            return self.generate(conversations, images, sampling)
+        finally:
+            self.prompt_sharing = saved
 
     def token_logprobs(
         self,
@@ -192,6 +295,7 @@ class HFGenerator:
         logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits  # (1, P + T, V)
         p = inputs["input_ids"].shape[1]
         step_logits = logits[0, p - 1 : p - 1 + completion.shape[1]].float() / temperature  # (T, V)
+        step_logits = suppress_logits(step_logits, self.suppress_ids)
         return torch.log_softmax(step_logits, dim=-1).gather(1, completion[0][:, None]).squeeze(1)
 
 
@@ -210,6 +314,7 @@ class HFAgent(LMAgent):
         dtype: torch dtype for loading.
         seed: seeds torch once, for reproducible sampling.
         use_images: send screenshots (default: when the processor handles images).
+        prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"`` (see :class:`HFGenerator`).
     """
 
     def __init__(
@@ -225,8 +330,11 @@ class HFAgent(LMAgent):
         dtype: Any = None,
         seed: int | None = None,
         use_images: bool | None = None,
+        prompt_sharing: str = "encode",
     ) -> None:
-        generator = HFGenerator(model, processor=processor, device=device, dtype=dtype, seed=seed)
+        generator = HFGenerator(
+            model, processor=processor, device=device, dtype=dtype, seed=seed, prompt_sharing=prompt_sharing
+        )
         sampling = SamplingParams(
             temperature=temperature, top_p=top_p, top_k=top_k, max_new_tokens=max_new_tokens
         )
@@ -289,6 +397,26 @@ def _completion_length(ids: list[int], eos_ids: set[int]) -> tuple[int, str]:
         if token in eos_ids:
             return t + 1, "stop"
     return len(ids), "length"
+
+
+def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
+    """``logits`` (``(..., V)``, float32) with the ``ids`` columns at -1e9: probability exactly 0, as the sampler's
+    ``-inf`` (``suppress_tokens``) gives them, while the entropy's ``p * log p`` stays 0 (``-inf`` or
+    ``finfo.min`` would make it NaN)."""
+    import torch
+
+    if not ids:
+        return logits
+    return logits.index_fill(-1, torch.as_tensor(list(ids), device=logits.device), -1e9)
+
+
+def _conversation_key(conversation: Conversation, images: Sequence[Any] | None) -> tuple[str, tuple[str, ...]]:
+    """What makes two conversations the same prompt: their messages and the bytes of their images."""
+    digests = []
+    for img in images or []:
+        arr = np.asarray(img)
+        digests.append(f"{arr.shape}:{hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()}")
+    return json.dumps(conversation, sort_keys=True, default=str), tuple(digests)
 
 
 def _to_pil(image: Any) -> Any:

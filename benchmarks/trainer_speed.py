@@ -1,16 +1,29 @@
 """Seconds per GRPO step: guigym's trainer against TRL's ``GRPOTrainer``, same tiny model, same batch, same run.
 
+What both sides do, per optimiser step:
+
 * **Model**: the tests' tiny random Llama (2 layers, hidden 32), CPU, one torch thread for both.
-* **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8; both with up to 16 new tokens
-  at temperature 1, one epoch, beta 0 (no reference), AdamW, no gradient checkpointing (TRL 1.x turns it on
-  by default; it is turned off so both do the same work).
-* **Task**: ``ClickGrid-v0`` prompts ("click cell c. Cell:"), reward 1 when the answer names the right cell.
-  guigym steps the real env (rollout through ``collect_groups``, the ``binary`` wrapper, the ``grpo``
-  estimator); TRL gets the same prompts from a dataset and a reward function doing the same check.
+* **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8.
+* **Sampling**: one batched Hugging Face ``generate`` call, temperature 1, no top-k / top-p, up to 16 new
+  tokens, the same prompts ("click cell c. Cell:" through the same chat template). TRL encodes and
+  prefills each group's prompt ``N`` times (its sampler repeats the prompt); the ``guigym`` column runs
+  ``prompt_sharing="auto"`` (not the config default ``encode``, which keeps seeded runs bit-identical to
+  before): it tokenises the prompt once, and where that spares enough prefill (the large batch) prefills it
+  once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
+  (``prompt_sharing="none"``) is the same trainer before that change.
+* **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
+  ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's
+  geometry, the ``grpo`` estimator); TRL gets the same prompts from a dataset and a reward function doing the
+  same check on the text.
+* **Update**: one epoch, one mini-batch, beta 0 (no reference model, no old-log-prob pass on either side:
+  guigym reuses the sampler's log-probs, TRL detaches the current ones), token-mean loss, AdamW at lr 1e-4,
+  gradient clipping at 1.0, no gradient checkpointing (TRL 1.x turns it on by default; it is turned off so
+  both do the same work).
 * **Timed**: the wall time of each optimiser step after ``--warmup`` steps (guigym: rollout + scoring +
   update, from its log; TRL: ``on_step_begin`` to ``on_step_end``, which includes its generation); the
-  median over ``--steps`` steps. Completion lengths differ run to run (the model may stop early), so the
-  mean generated length of each is printed beside it.
+  median over ``--steps`` steps of ``--rounds`` rounds. The sides run alternately, round after round, so a
+  change in the machine's load falls on both. Completion lengths differ run to run (the model may stop
+  early), so the mean generated length of each is printed beside it.
 
 TRL is a benchmark-only dependency: without it the script prints guigym's timings and says TRL was skipped.
 Run: ``python benchmarks/trainer_speed.py``.
@@ -33,8 +46,10 @@ BATCHES = {"small": (1, 4), "large": (8, 8)}  # (groups, rollouts per group)
 LABELS = "abcdefghi"
 
 
-def guigym_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Path) -> tuple[float, float]:
-    """Median seconds per step and mean completion length, guigym."""
+def guigym_step(
+    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path, sharing: str = "auto"
+) -> tuple[list[float], list[float], list[float]]:
+    """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, guigym."""
     from trainers.grpo import train
     from trainers.grpo_config import GRPOConfig
 
@@ -42,14 +57,17 @@ def guigym_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: 
         model=str(model), env_id="ClickGrid-v0", output_format="cell", reward="binary", estimator="grpo",
         group_size=n, groups_per_step=groups, num_envs=groups * n, num_steps=warmup + steps, learning_rate=1e-4,
         max_new_tokens=16, device="cpu", output_dir=str(out), progress=False, plot=False, max_grad_norm=1.0,
+        prompt_sharing=sharing,
     )  # fmt: skip
     hist = train(config)["history"][warmup:]
     times = [r["time_rollout"] + r["time_scoring"] + r["time_update"] for r in hist]
-    return statistics.median(times), statistics.mean(r["completion_len"] for r in hist)
+    return times, [r["cpu_time_step"] for r in hist], [r["completion_len"] for r in hist]
 
 
-def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Path) -> tuple[float, float]:
-    """Median seconds per step and mean completion length, TRL ``GRPOTrainer``."""
+def trl_step(
+    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path
+) -> tuple[list[float], list[float], list[float]]:
+    """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, TRL ``GRPOTrainer``."""
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -68,13 +86,15 @@ def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Pat
     class Timer(TrainerCallback):
         def __init__(self) -> None:
             self.times: list[float] = []
-            self.t0 = 0.0
+            self.cpu: list[float] = []
+            self.t0 = self.c0 = 0.0
 
         def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            self.t0 = time.perf_counter()
+            self.t0, self.c0 = time.perf_counter(), time.process_time()
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             self.times.append(time.perf_counter() - self.t0)
+            self.cpu.append(time.process_time() - self.c0)
 
     lengths: list[float] = []
 
@@ -95,16 +115,18 @@ def trl_step(model: Path, groups: int, n: int, steps: int, warmup: int, out: Pat
         processing_class=AutoTokenizer.from_pretrained(model, padding_side="left"), callbacks=[timer, Lengths()],
     )  # fmt: skip
     trainer.train()
-    return statistics.median(timer.times[warmup:]), (statistics.mean(lengths[warmup:]) if lengths else float("nan"))
+    return timer.times[warmup:], timer.cpu[warmup:], lengths[warmup:]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=5, help="timed steps per run")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps at the start of each run")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
     args = parser.parse_args()
 
     import torch
+    from tqdm.auto import tqdm
 
     from tests.agents.tiny_models import build_causal_lm
 
@@ -112,17 +134,49 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")
     have_trl = importlib.util.find_spec("trl") is not None
-    print("| batch | guigym s/step | guigym mean len | TRL s/step | TRL mean len | guigym / TRL |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    sides = ["none", "auto"] + (["trl"] if have_trl else [])
+    rows = []
+    bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
     for name, (groups, n) in BATCHES.items():
-        g_t, g_len = guigym_step(model, groups, n, args.steps, args.warmup, tmp / f"g-{name}")
-        if have_trl:
-            t_t, t_len = trl_step(model, groups, n, args.steps, args.warmup, tmp / f"t-{name}")
-            print(f"| {name} ({groups}x{n}) | {g_t:.3f} | {g_len:.1f} | {t_t:.3f} | {t_len:.1f} | {g_t / t_t:.2f}x |")
-        else:
-            print(f"| {name} ({groups}x{n}) | {g_t:.3f} | {g_len:.1f} | skipped | - | - |")
+        times: dict[str, list[float]] = {k: [] for k in sides}
+        cpu: dict[str, list[float]] = {k: [] for k in sides}
+        lens: dict[str, list[float]] = {k: [] for k in sides}
+        for r in range(args.rounds):
+            for side in sides:
+                out = tmp / f"{side}-{name}-{r}"
+                if side == "trl":
+                    t, c, ln = trl_step(model, groups, n, args.steps, args.warmup, out)
+                else:
+                    t, c, ln = guigym_step(model, groups, n, args.steps, args.warmup, out, sharing=side)
+                times[side] += t
+                cpu[side] += c
+                lens[side] += ln
+                bar.update(1)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
+        mean_len = {k: statistics.mean(v) if v else float("nan") for k, v in lens.items()}
+        rows.append((name, groups, n, med, med_cpu, mean_len))
+    bar.close()
+    print("Wall seconds per step (median):")
+    _table(rows, 3, have_trl)
+    print("\nCPU seconds per step (median; this process's threads only, so other load on the machine counts less):")
+    _table(rows, 4, have_trl)
     if not have_trl:
         print("TRL is not installed (pip install trl): its column was skipped.")
+
+
+def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
+    print("| batch | guigym, no sharing s/step | guigym s/step | guigym mean len | TRL s/step | TRL mean len "
+          "| no sharing / TRL | guigym / TRL |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        name, groups, n, sec, mean_len = row[0], row[1], row[2], row[col], row[5]
+        head = f"| {name} ({groups}x{n}) | {sec['none']:.3f} | {sec['auto']:.3f} | {mean_len['auto']:.1f} "
+        if have_trl:
+            print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | {sec['none'] / sec['trl']:.2f}x "
+                  f"| {sec['auto'] / sec['trl']:.2f}x |")  # fmt: skip
+        else:
+            print(head + "| skipped | - | - | - |")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A checkpoint is a folder ``checkpoint-<step>`` under the run's output folder holding ``model.pt`` (the
 trainable parameters: all weights, or the LoRA adapter), ``optimizer.pt``, ``scheduler.pt``, ``rng.pt``
-(Python, NumPy, torch and CUDA generator states) and ``state.json`` (the step counter, the data position and
+(Python, NumPy, torch and CUDA generator states of every process, ``{"ranks": [rank 0's, rank 1's, ...]}``, so
+that each rank of a multi-process run resumes its own sampling stream) and ``state.json`` (the step counter, the data position and
 the config). It is written into a temporary folder and renamed into place, then the ``latest`` pointer file
 is replaced atomically, so a crash at any instant leaves either the previous checkpoint or the new one,
 never half of one. Resuming from ``checkpoint-<s>`` runs step ``s`` next: ``s`` steps were completed.
@@ -28,13 +29,27 @@ class CheckpointError(RuntimeError):
 
 
 def rng_state() -> dict[str, Any]:
+    """This process's generator states (Python, NumPy, torch, CUDA)."""
     state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
+def set_rng_state(saved: dict[str, Any], rank: int = 0, world: int = 1, path: str | Path = "rng.pt") -> None:
+    """Restore rank ``rank``'s generator states from a checkpoint's ``rng.pt`` (or one :func:`rng_state`).
+
+    Raises:
+        CheckpointError: the checkpoint holds the states of a different number of processes than ``world``
+            (a resumed multi-process run would not continue the same samples).
+    """
+    states = saved["ranks"] if "ranks" in saved else [saved]  # a bare state: a checkpoint of one process
+    if len(states) != world:
+        raise CheckpointError(
+            f"{str(path)!r} holds the random states of {len(states)} process(es), but this run has {world}: "
+            f"resume with {len(states)} process(es), as the run that wrote it"
+        )
+    state = states[rank]
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
@@ -50,6 +65,7 @@ def save_checkpoint(
     scheduler: Any,
     state: dict[str, Any],
     keep: int = 2,
+    rng_states: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write ``checkpoint-<step>`` atomically after ``step`` completed steps; keep the newest ``keep``.
 
@@ -61,6 +77,8 @@ def save_checkpoint(
         scheduler: a torch LR scheduler.
         state: JSON-able run state (data position, config, ...); ``step`` is added.
         keep: how many checkpoints to keep (older ones are deleted after the new one is in place).
+        rng_states: every process's :func:`rng_state`, in rank order (gathered by the caller); default this
+            process's only.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -71,7 +89,7 @@ def save_checkpoint(
     torch.save(model_state, tmp / "model.pt")
     torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
     torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
-    torch.save(rng_state(), tmp / "rng.pt")
+    torch.save({"ranks": list(rng_states) if rng_states is not None else [rng_state()]}, tmp / "rng.pt")
     (tmp / "state.json").write_text(json.dumps({**state, "step": step}, indent=1, default=str))
     for name in FILES:
         _fsync(tmp / name)

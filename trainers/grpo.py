@@ -11,9 +11,10 @@ One optimiser step:
         step AdamW
 
 Every step of every episode is one sample (its prompt and its sampled completion); in a multi-turn episode
-each step takes the episode's advantage. The reward is read by the env's reward wrapper from the privileged
-channel (target boxes); the policy never sees it. Runs unchanged under ``accelerate launch`` (DDP): each
-rank collects its share of the groups, gradients are averaged across ranks.
+each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The
+reward is read by the env's reward wrapper from the privileged channel (target boxes); the policy never sees
+it. Runs unchanged under ``accelerate launch`` (DDP): each rank collects its share of the groups, gradients
+are averaged across ranks.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from trainers.checkpoint import (
     CheckpointError,
     latest_checkpoint,
     load_checkpoint,
+    rng_state,
     save_checkpoint,
     set_rng_state,
 )
@@ -169,15 +171,44 @@ def group_batch(groups: list[list[Trajectory]]) -> GroupBatch:
     return GroupBatch(rewards, success, coords, boxes)
 
 
-def to_samples(groups: list[list[Trajectory]], adv: np.ndarray) -> list[Sample]:
-    """Every step with tokens becomes a sample carrying its episode's advantage (``(G, N)`` or ``(G, N, T)``)."""
+def step_advantages(groups: list[list[Trajectory]], estimator: Any, **kwargs: Any) -> list[list[np.ndarray]]:
+    """Per-step advantages from per-step rewards: GRPO's process supervision (Shao et al. 2024, section 4.1.3).
+
+    Each group's step rewards ``r_{j,t}`` (every step ``t`` of every episode ``j``, pooled, ``(M,)``) go through
+    the estimator as one row, so ``grpo`` gives ``r~ = (r - mean(R)) / std(R)`` over the group's ``M`` steps;
+    step ``t`` then takes ``A_{j,t} = sum_{t' >= t} r~_{j,t'}``.
+
+    Returns:
+        ``out[i][j]``: a ``(len(steps),)`` array of advantages for episode ``j`` of group ``i``.
+    """
+    out = []
+    for grp in groups:
+        r = np.array([s.reward for traj in grp for s in traj.steps], dtype=np.float64)  # (M,)
+        norm = np.asarray(estimator(GroupBatch(r[None, :]), **kwargs), dtype=np.float64)[0] if r.size else r
+        per_episode, k = [], 0
+        for traj in grp:
+            m = len(traj.steps)
+            per_episode.append(np.cumsum(norm[k : k + m][::-1])[::-1])  # A_t = sum_{t' >= t} r~_t'
+            k += m
+        out.append(per_episode)
+    return out
+
+
+def to_samples(
+    groups: list[list[Trajectory]], adv: np.ndarray, per_step: list[list[np.ndarray]] | None = None
+) -> list[Sample]:
+    """Every step with tokens becomes a sample carrying its episode's advantage (``(G, N)`` or ``(G, N, T)``),
+    or with ``per_step`` (from :func:`step_advantages`) its own step's."""
     out = []
     for i, grp in enumerate(groups):
         for j, traj in enumerate(grp):
-            for step in traj.steps:
+            for t, step in enumerate(traj.steps):
                 if not step.token_ids or step.prompt is None:
                     continue  # nothing was sampled (a scripted step): nothing to train
-                a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
+                if per_step is not None:
+                    a = per_step[i][j][t]
+                else:
+                    a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
                 out.append(Sample(step.prompt, list(step.token_ids), step.logprobs, a, step.screenshot))
     return out
 
@@ -192,7 +223,8 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     fmt = resolve_output_format(config.output_format, config.env_kwargs)
     dtype = getattr(torch, config.dtype) if config.dtype else None
     return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
-                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype)  # fmt: skip
+                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
+                   prompt_sharing=config.prompt_sharing)  # fmt: skip
 
 
 def seed_everything(seed: int) -> None:
@@ -204,6 +236,7 @@ def seed_everything(seed: int) -> None:
 def train(config: GRPOConfig) -> dict[str, Any]:
     """Run GRPO as configured; returns ``{"history": [per-step records], "model": the trained model}``."""
     from accelerate import Accelerator
+    from accelerate.utils import gather_object
 
     acc = Accelerator(cpu=config.device == "cpu")
     rank, world = acc.process_index, acc.num_processes
@@ -247,7 +280,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         gen.model.load_state_dict(ckpt["model"], strict=False)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"])
+        set_rng_state(ckpt["rng"], rank, world, path / "rng.pt")
         start = int(ckpt["state"]["step"])
 
     workers = make_workers(
@@ -268,7 +301,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     for step in range(start, config.num_steps):
         # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
         #    repeats nor skips seeds.
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         pos = step * config.groups_per_step
         seeds = [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
         gen.model.eval()
@@ -277,14 +310,19 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
         # 2. Scoring: episode rewards (the wrapper already graded each step) and advantages.
         batch = group_batch(groups)
-        adv = np.asarray(estimator(batch, **config.estimator_kwargs), dtype=np.float64)  # (G, N) or (G, N, T)
-        samples = to_samples(groups, adv)
+        if config.step_rewards:
+            per_step = step_advantages(groups, estimator, **config.estimator_kwargs)
+            adv = np.concatenate([a for grp in per_step for a in grp] or [np.zeros(1)])  # (all steps,) for the log
+            samples = to_samples(groups, adv, per_step)
+        else:
+            adv = np.asarray(estimator(batch, **config.estimator_kwargs), dtype=np.float64)  # (G, N) or (G, N, T)
+            samples = to_samples(groups, adv)
         t2 = time.perf_counter()
 
         # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.
         stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered)
         scheduler.step()
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
 
         n_tokens = sum(len(s.token_ids) for s in samples)
         record = {
@@ -301,6 +339,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "time_rollout": t1 - t0,
             "time_scoring": t2 - t1,
             "time_update": t3 - t2,
+            # CPU seconds of this process (all its threads): steadier than wall time on a shared machine.
+            "cpu_time_step": c3 - c0,
             "lr": scheduler.get_last_lr()[0],
         }
         history.append(record)
@@ -313,9 +353,12 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         # 4. Checkpoint (atomic) after the step is complete.
         if config.save_every and (step + 1) % config.save_every == 0:
             acc.wait_for_everyone()
+            # Every rank's generator states, so that each rank resumes its own sampling stream.
+            rngs = gather_object([rng_state()]) if world > 1 else [rng_state()]
             if acc.is_main_process:
                 state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
-                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state)
+                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state,
+                                rng_states=rngs)  # fmt: skip
 
     if bar is not None:
         bar.close()

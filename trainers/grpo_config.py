@@ -32,6 +32,13 @@ class GRPOConfig:
     """Advantage estimator by name: ``grpo``, ``dr_grpo``, ``sca``, ``none`` or one a user registered."""
     estimator_kwargs: dict[str, Any] = field(default_factory=dict)
     """Arguments of the estimator (``sca``: fields of ``rewards.sca_config.SCAConfig``)."""
+    step_rewards: bool = False
+    """Multi-turn credit. ``False`` (default, outcome supervision, GRPO section 4.1.2): every step of an episode
+    takes the episode's advantage, computed from the episode reward (the sum of its step rewards). ``True``
+    (process supervision, GRPO section 4.1.3): each step's own reward is normalised by the estimator against
+    all step rewards of its group's ``N`` episodes, and step ``t`` takes the sum of its episode's normalised
+    rewards from ``t`` to the end. Needs an estimator that normalises rewards alone (``grpo``, ``dr_grpo``,
+    ``none``). Single-step episodes get the same advantages either way."""
     output_format: str = "auto"
     """Prompt/answer format: ``auto``, ``gui_r1``, ``text`` or ``cell`` (cell numbers, for ClickGrid)."""
     group_size: int = 8
@@ -76,6 +83,13 @@ class GRPOConfig:
     """Top-k cut, or ``None``."""
     max_new_tokens: int = 256
     """Completion budget per step, in tokens; also ``seq-mean-token-sum-norm``'s constant."""
+    prompt_sharing: str = "encode"
+    """How a group's shared prompt is encoded for sampling: ``encode`` (default: tokenised once, prefilled per
+    sample), ``cache`` (tokenised and prefilled once, its KV cache copied to the ``N`` samples; vision-language
+    inputs fall back to ``encode``), ``auto`` (``cache`` when it spares at least
+    ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
+    ``benchmarks/trainer_speed.py``) or ``none`` (every sample on its own). Same sampling distribution in each;
+    ``encode`` and ``none`` also give a seeded run the same samples as before sharing existed."""
     lora: bool = False
     """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
     lora_r: int = 16
@@ -128,8 +142,12 @@ class GRPOConfig:
         need(0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         need(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0 (0: off), got {self.max_grad_norm}")
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
+        need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
+             f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),
              f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
+        need(not (self.step_rewards and self.estimator == "sca"),
+             "step_rewards=true with estimator='sca': SCA credits one click per rollout; use step_rewards=false")  # fmt: skip
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)

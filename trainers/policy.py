@@ -24,12 +24,15 @@ class TokenBatch:
         completion_ids: ``(B, T)`` completion tokens (pad where ``completion_mask`` is 0).
         completion_mask: ``(B, T)`` 1 on real completion tokens.
         prompt_len: ``P``, the padded prompt length.
+        suppressed: token ids the sampler never draws (a VLM's image placeholders; see
+            ``HFGenerator.suppress_ids``); scoring gives them probability 0 too, as sampling did.
     """
 
     inputs: dict[str, torch.Tensor]
     completion_ids: torch.Tensor
     completion_mask: torch.Tensor
     prompt_len: int
+    suppressed: tuple[int, ...] = ()
 
     def select(self, rows: Sequence[int]) -> TokenBatch:
         """The sub-batch of ``rows`` of a text batch (a VLM's image tensors do not split by row: encode those
@@ -38,7 +41,7 @@ class TokenBatch:
             raise ValueError("select() splits text batches only; encode a VLM's mini-batch with encode_batch")
         idx = torch.as_tensor(list(rows), dtype=torch.long, device=self.completion_ids.device)
         inputs = {k: v[idx] for k, v in self.inputs.items()}
-        return TokenBatch(inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len)
+        return TokenBatch(inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len, self.suppressed)
 
 
 def encode_batch(
@@ -63,7 +66,11 @@ def encode_batch(
     if flat:
         enc = generator.processor(text=list(prompts), images=flat, padding=True, return_tensors="pt")
     else:
-        enc = tok(list(prompts), padding=True, return_tensors="pt", add_special_tokens=False)
+        # A group's samples share one prompt: tokenise each distinct prompt once, then index rows.
+        distinct = list(dict.fromkeys(prompts))
+        row = {text: i for i, text in enumerate(distinct)}
+        enc = tok(distinct, padding=True, return_tensors="pt", add_special_tokens=False)
+        enc = {k: v[[row[text] for text in prompts]] for k, v in enc.items()}
     b, t = len(completions), max(len(c) for c in completions)
     comp = torch.full((b, t), tok.pad_token_id, dtype=torch.long)
     cmask = torch.zeros((b, t), dtype=torch.long)
@@ -80,7 +87,8 @@ def encode_batch(
         # Text models take positions as given: count them along the mask, as generate() does.
         inputs["position_ids"] = (inputs["attention_mask"].cumsum(-1) - 1).clamp(min=0)
     device = generator.device
-    return TokenBatch({k: v.to(device) for k, v in inputs.items()}, comp.to(device), cmask.to(device), p)
+    suppressed = tuple(getattr(generator, "suppress_ids", ()))
+    return TokenBatch({k: v.to(device) for k, v in inputs.items()}, comp.to(device), cmask.to(device), p, suppressed)
 
 
 def completion_logprobs(
@@ -88,13 +96,17 @@ def completion_logprobs(
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``log pi(y_t | x, y_<t)`` of every completion token, ``(B, T)``, and optionally the entropy ``(B, T)``.
 
-    Log-probs are of ``softmax(logits / temperature)`` (the distribution the sampler drew from).
+    Log-probs are of ``softmax(logits / temperature)`` with ``batch.suppressed`` tokens at probability 0 (the
+    distribution the sampler drew from).
     Gradients flow unless called under ``torch.no_grad``.
     """
+    from agents.hf_agent import suppress_logits
+
     t = batch.completion_ids.shape[1]
     p = batch.prompt_len
     logits = model(**batch.inputs).logits  # (B, P + T, V)
     step_logits = logits[:, p - 1 : p - 1 + t].float() / temperature  # (B, T, V): position p-1 predicts y_0
+    step_logits = suppress_logits(step_logits, batch.suppressed)  # tokens the sampler never draws
     logp_all = torch.log_softmax(step_logits, dim=-1)
     logp = logp_all.gather(-1, batch.completion_ids[..., None]).squeeze(-1)  # (B, T)
     entropy = None
