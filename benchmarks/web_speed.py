@@ -11,9 +11,10 @@ First table (the bundled shop site, 1280x720):
   ``page.evaluate``), screenshot, decode to numpy and the task judge;
 * GuiWeb ``step`` that navigates (clicking a link to another page);
 * GuiWeb warm ``reset``: restore SQLite state from the cached template and load the start page, back to back
-  (each reset also waits for the page the previous one prepared in the background), and as in an episode: after a
-  step and :data:`AGENT_THINK_S` of agent time (target: p50 at most :data:`RESET_TARGET_MS`), with the first step
-  after it;
+  (each reset also finishes the next episode the previous one began preparing), and as in an episode: after a
+  step and :data:`AGENT_THINK_S` of agent time, ``reset()`` (target: p50 at most :data:`RESET_TARGET_MS`; the env
+  prepared that episode in the background, :mod:`gui_envs.browser.prefetch`) and ``reset(seed=s)`` (not
+  guessable), each with the first step after it;
 * screenshot capture + decode per format, which is why JPEG is the default.
 
 Second table, the same MiniWoB task (``click-test``, miniwob 1.1's HTML) in GuiWeb and in BrowserGym, on the
@@ -228,22 +229,25 @@ def guiweb(n: int) -> dict[str, list[float]]:
         out[name] = timed(lambda: env.reset(options={"task": "shop.open_product", "seed": 0}), n, label=name)
         name = "GuiWeb warm reset (new task+seed)"
         out[name] = timed(lambda: env.reset(seed=next(seeds) % 16), n, label=name)
-        # An episode as an agent plays it: a step, then AGENT_THINK_S of thinking, then the next reset. The next
-        # episode's page is prepared in the background meanwhile; the first step after a reset is timed too, as
-        # it waits for that preparation when the agent answers sooner.
+        # An episode as an agent plays it: a step, then AGENT_THINK_S of thinking, then the next reset. reset()
+        # without a seed plays the episode the env's generator draws, which the env prepares in the background
+        # meanwhile; reset(seed=s) names one it could not guess (only the page is reused). The first step after a
+        # reset is timed too: it waits for the preparation step running when it arrives.
         think, first = AGENT_THINK_S, "GuiWeb first step after a reset (click)"
-        name = f"GuiWeb warm reset (after a step and {think:g} s of agent time)"
-        out[name], out[first] = [], []
-        for i in range(n + 3):
-            time.sleep(think)
-            t0 = time.perf_counter()
-            env.reset(seed=next(seeds) % 16)
-            t1 = time.perf_counter()
-            env.step(Action.click(1200, 700))
-            t2 = time.perf_counter()
-            if i >= 3:
-                out[name].append((t1 - t0) * 1000)
-                out[first].append((t2 - t1) * 1000)
+        for label, seeded in (("", False), (", reset(seed=s): not prepared", True)):
+            name = f"GuiWeb warm reset (after a step and {think:g} s of agent time{label})"
+            out[name], out[first + label] = [], []
+            for i in range(n + 3):
+                env.step(Action.click(1200, 700))
+                time.sleep(think)
+                t0 = time.perf_counter()
+                env.reset(seed=next(seeds) % 16) if seeded else env.reset()
+                t1 = time.perf_counter()
+                env.step(Action.click(1200, 700))
+                t2 = time.perf_counter()
+                if i >= 3:
+                    out[name].append((t1 - t0) * 1000)
+                    out[first + label].append((t2 - t1) * 1000)
     return out
 
 

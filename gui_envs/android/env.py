@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import POINTER_TYPES, Action
+from gui_envs.actions import Action
+from gui_envs.android import executor
 from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.tasks import TASKS, PhoneState
@@ -21,7 +19,7 @@ from gui_envs.browser.chromium import headless_for
 from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
 from gui_envs.browser.shared import SharedBrowser
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
-from gui_envs.tasks.env import TaskEnv, task_rng
+from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import phone_record
 
 logger = logging.getLogger(__name__)
@@ -55,7 +53,7 @@ def make_backend(backend: str | DeviceBackend, serial: str | None, **kwargs: Any
     raise ValueError(f"backend must be 'simulated', 'uiautomator2' or a DeviceBackend, got {backend!r}")
 
 
-class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
+class PhoneEnvBase(ScreenEnv):
     """Device plumbing shared by the phone envs: the backend, observation, and action execution.
 
     Pixels: the backend works in **device pixels** (1080 x 2400 by default); the observation's screenshot is
@@ -63,8 +61,6 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
     coordinate an agent sends or reads (action points, element bboxes, ``target_bbox``) is in screenshot
     pixels. Device = screenshot / ``screenshot_scale``.
     """
-
-    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 2}
 
     def __init__(
         self,
@@ -77,8 +73,7 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         screenshots: bool = True,
         shared_browser: SharedBrowser | None = None,
     ) -> None:
-        if render_mode not in (None, "rgb_array", "human"):
-            raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
+        self._init_screen(render_mode, screenshots)
         if not 0 < screenshot_scale <= 1:
             raise ValueError(f"screenshot_scale must be in (0, 1], got {screenshot_scale!r}")
         kwargs: dict[str, Any] = {}
@@ -94,9 +89,6 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         self.backend = make_backend(backend, serial, **kwargs)
         self.simulated = hasattr(self.backend, "restore")
         self.scale = float(screenshot_scale)
-        self.render_mode = render_mode
-        # Text-only agents read ``elements`` alone; skipping the capture saves about 40 ms a step.
-        self.screenshots = bool(screenshots)
         dw, dh = self.backend.window_size()
         self.screen = (round(dw * self.scale), round(dh * self.scale))
         self._elements: list[UIElement] = []
@@ -154,27 +146,10 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         return list(take()) if take is not None else []
 
     def element(self, element_id: str) -> UIElement | None:
-        for el in self._elements:
-            if el.id == element_id:
-                return el
-        return None
+        """The element with id ``element_id`` on the current screen, or ``None``."""
+        return executor.find(self._elements, element_id)
 
     # ----- actions ------------------------------------------------------------------------------------------
-    def _device_point(self, action: Action) -> tuple[tuple[float, float] | None, str | None]:
-        """The action's target in device pixels, or an error."""
-        if action.element_id is not None:
-            el = self.element(action.element_id)
-            if el is None:
-                return None, f"no element with id {action.element_id!r} on the current screen"
-            return el.center, None
-        if action.point is None:
-            return None, None
-        x, y = action.point
-        width, height = self.screen
-        if not (0 <= x < width and 0 <= y < height):
-            return None, f"point ({x:.0f}, {y:.0f}) is outside the {width}x{height} screenshot"
-        return (x / self.scale, y / self.scale), None
-
     def act(self, action: Action) -> str | None:
         """Perform ``action`` and observe the result; returns why the action was a no-op, or ``None``.
 
@@ -183,7 +158,7 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         disconnect, a crash) propagates.
         """
         try:
-            error = self._execute(action)
+            error = executor.execute(self.backend, action, self._elements, self.scale, self.screen)
         except DeviceTimeoutError as exc:
             error = f"the action timed out: {exc}"
         except DeviceActionError as exc:
@@ -191,115 +166,10 @@ class PhoneEnvBase(gym.Env[dict[str, Any], Any]):
         self._observe()
         return error
 
-    def element_at(self, x: float, y: float) -> UIElement | None:
-        """The smallest element whose bbox holds the device-pixel point ``(x, y)`` (the one a tap hits)."""
-        hits = [el for el in self._elements if el.bbox[0] <= x < el.bbox[2] and el.bbox[1] <= y < el.bbox[3]]
-        return min(hits, key=lambda el: (el.bbox[2] - el.bbox[0]) * (el.bbox[3] - el.bbox[1]), default=None)
-
-    def _execute(self, action: Action) -> str | None:
-        """Perform ``action`` on the device; return why it was a no-op, or ``None``."""
-        b = self.backend
-        point, error = self._device_point(action)
-        if error is not None:
-            return error
-        t = action.type
-        dw, dh = b.window_size()
-        if t in POINTER_TYPES:
-            assert point is not None  # the Action validator guarantees a point or an element
-            if t == "click":
-                b.click(*point)
-            elif t == "double_click":
-                b.click(*point)
-                b.click(*point)
-            elif t == "long_press":
-                b.long_click(*point, duration=action.duration if action.duration is not None else 0.8)
-            else:
-                return f"{t} does not exist on a touch screen; use click or long_press"
-        elif t == "type":
-            if point is not None:
-                target = self.element_at(*point)
-                if target is None or not target.editable:
-                    return "the target is not a text field; type needs an EditText (or no target: the focused field)"
-                b.click(*point)
-                if not b.send_keys(action.text or "", clear=True):
-                    return "the text field did not take focus"
-            elif not b.send_keys(action.text or ""):
-                return "no text field has focus; click one first or give a point / element_id"
-        elif t == "scroll":
-            cx, cy = point if point is not None else (dw / 2, dh / 2)
-            amount = action.amount / self.scale if action.amount is not None else 0.5 * dh
-            dx, dy = {"up": (0, -amount), "down": (0, amount), "left": (-amount, 0), "right": (amount, 0)}[
-                action.direction or "down"
-            ]
-            # Scrolling the view down is a finger moving up: start below the centre, end above it.
-            b.swipe(cx + dx / 2, cy + dy / 2, cx - dx / 2, cy - dy / 2, 0.3)
-        elif t == "swipe":
-            assert action.point is not None
-            x1, y1 = action.point[0] / self.scale, action.point[1] / self.scale
-            if action.end_point is not None:
-                x2, y2 = action.end_point[0] / self.scale, action.end_point[1] / self.scale
-            else:
-                dist = 0.4 * dh
-                ddx, ddy = {"up": (0, -dist), "down": (0, dist), "left": (-dist, 0), "right": (dist, 0)}[
-                    action.direction or "up"
-                ]
-                x2, y2 = x1 + ddx, y1 + ddy
-            b.swipe(x1, y1, x2, y2, action.duration if action.duration is not None else 0.3)
-        elif t == "press":
-            key = (action.key or "").lower()
-            if key not in ("enter", "return"):
-                return f"the phone has no key {action.key!r}; press 'enter', or navigate back/home"
-            b.press("enter")
-        elif t == "navigate":
-            if action.target not in ("back", "home"):
-                return f"navigate({action.target!r}) does not apply to a phone; use back or home"
-            b.press(action.target)
-        elif t == "open_app":
-            package, error = self.resolve_app(action.app or "")
-            if error is not None:
-                return error
-            assert package is not None
-            b.app_start(package)
-        elif t == "wait":
-            if not self.simulated:  # the simulated phone's clock stands still; waiting changes nothing
-                time.sleep(min(action.duration if action.duration is not None else 1.0, 5.0))
-        return None
-
-    def resolve_app(self, name: str) -> tuple[str | None, str | None]:
-        """``open_app`` by name: an app's label, package, or alias (case-insensitive) -> its package."""
-        apps = self.backend.installed_apps()
-        want = name.strip().lower()
-        by_name = {label.lower(): pkg for label, pkg in apps.items()}
-        by_name.update({pkg.lower(): pkg for pkg in apps.values()})
-        for pkg, app in getattr(self.backend, "apps", {}).items():
-            for alias in getattr(app, "aliases", ()):
-                by_name.setdefault(alias.lower(), pkg)
-        if want in by_name:
-            return by_name[want], None
-        if not apps and "." in want:  # a device that does not list its apps: trust a package name
-            return name.strip(), None
-        close = difflib.get_close_matches(want, list(by_name), n=3, cutoff=0.75)
-        if len(close) >= 1 and difflib.SequenceMatcher(None, want, close[0]).ratio() >= 0.85:
-            return by_name[close[0]], None
-        return None, f"no app named {name!r}; installed: {', '.join(sorted(apps))}"
-
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
-        return self._frame.copy() if self.render_mode == "rgb_array" else None
-
-    def close(self) -> None:
+    def _release(self) -> None:
         backend = getattr(self, "backend", None)
         if backend is not None:
             backend.close()
-        super().close()
-
-    def __del__(self) -> None:
-        backend = getattr(self, "backend", None)
-        if backend is not None:
-            try:
-                backend.close()
-            except Exception:  # noqa: BLE001 - interpreter shutdown; the session's finalizer also runs
-                pass
 
 
 class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
@@ -331,36 +201,19 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     reach the device (:class:`~gui_envs.actions.Action` checks its fields); whatever ``step`` is given, it returns, at worst with an
     ``action_error`` no-op.
 
-    **Reward**: the task's score in [0, 1] when the episode ends, else 0; an action that is malformed, off
-    screen or impossible costs ``invalid_action_penalty`` and is a no-op (``info["action_error"]`` says why).
-    Success is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do;
-    infeasible tasks pass only when the agent searched (the app's search log) before
-    ``stop(status="infeasible")``.
-
-    **Episode end**: ``terminated`` on ``stop``, or when a state task's goal holds; ``truncated`` after
-    ``max_steps`` steps. A device failure raises :class:`~gui_envs.android.backend.DeviceError`; for the
-    simulated phone the next ``reset`` relaunches Chromium.
-
-    **Info**: ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
-    ``server_errors`` (one line per app handler that failed with a 500 page since the last step; always empty
-    on a device), ``app``, ``activity``.
-
-    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
-    ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next;
-    ``None`` when its next action has no target), ``oracle_error``.
-
-    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``; without ``"task"`` a template is
-    drawn from the pool; an unknown name raises :class:`~gui_envs.tasks.base.UnknownTaskError`, and ``step``
-    before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`. The task seed fixes the apps'
-    content and the task's parameters. A warm reset restores every app database from a cached seeded template (SQLite backup) and goes to the home screen.
+    **Reward, episode end, info, privileged, reset**: as :class:`~gui_envs.tasks.env.TaskEnv` says, and: success
+    is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do; infeasible
+    tasks pass only when the agent searched (the app's search log) before ``stop(status="infeasible")``. A device
+    failure raises :class:`~gui_envs.android.backend.DeviceError` (the simulated phone's next ``reset``
+    relaunches Chromium). ``info`` adds ``server_errors`` (one line per app handler that failed with a 500 page
+    since the last step; always empty on a device), ``app`` and ``activity``. A warm reset restores every app
+    database from a cached seeded template (SQLite backup) and goes to the home screen.
 
     Version history: v0, initial release.
 
     Args:
-        apps: app names whose tasks form the pool (see :data:`APP_NAMES`).
-        tasks: explicit template names (overrides ``apps``).
-        max_steps: truncation limit in steps.
-        invalid_action_penalty: subtracted from the reward for an action that was a no-op by mistake.
+        apps: app names whose tasks form the pool (see :data:`APP_NAMES`); ``tasks``, ``max_steps``,
+            ``invalid_action_penalty``: see :class:`~gui_envs.tasks.env.TaskEnv`.
         instruction: the free-form instruction for a real device (ignored on the simulated phone).
         backend: ``"simulated"``, ``"uiautomator2"`` or a :class:`DeviceBackend`.
         serial: device serial for ``"uiautomator2"``.
@@ -374,26 +227,11 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
             :class:`~gui_envs.browser.shared.SharedBrowser` (N phones, one Chromium; :mod:`gui_envs.multi`).
     """
 
-    family = "phone"
-    registry = TASKS
-    rng_salt = 11
+    family, registry, rng_salt = "phone", TASKS, 11
+    group_kind, group_names, group_attr, group_prefix = "apps", APP_NAMES, "app", "com.guigym."
 
-    def __init__(
-        self,
-        apps: Sequence[str] = APP_NAMES,
-        tasks: Sequence[str] | None = None,
-        max_steps: int = 30,
-        invalid_action_penalty: float = 0.01,
-        instruction: str = "",
-        **kwargs: Any,
-    ) -> None:
-        unknown = [a for a in apps if a not in APP_NAMES]
-        if unknown:
-            raise ValueError(f"unknown apps {unknown}; choose from {list(APP_NAMES)}")
-        super().__init__(**kwargs)
-        packages = {f"com.guigym.{a}" for a in apps}
-        names = list(tasks) if tasks is not None else sorted(n for n, t in TASKS.items() if t.app in packages)
-        self._init_tasks(names, max_steps, invalid_action_penalty)
+    def __init__(self, apps: Sequence[str] = APP_NAMES, instruction: str = "", **kwargs: Any) -> None:
+        super().__init__(apps, **kwargs)
         self.free_instruction = instruction
 
     # ----- the task env's hooks -------------------------------------------------------------------------------
@@ -422,10 +260,6 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     def _plan_view(self) -> PhoneView:
         return PhoneView(self._elements, self.scale)
 
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        return self.screen
-
     def _privileged_extras(self) -> dict[str, Any]:
         """The verifiers' record of this state: app facts, the visible elements and the foreground app."""
         states = getattr(self.backend, "states", {})
@@ -437,7 +271,4 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
 
     def _screen_info(self) -> dict[str, Any]:
         return {"server_errors": self.take_server_errors(), "app": self._app[0], "activity": self._app[1]}
-
-    def _drop_reports(self) -> None:
-        self.take_server_errors()
 

@@ -2,7 +2,7 @@
 
 The phone is a Chromium page of 360 x 800 CSS pixels at ``device_scale_factor`` 3, so its screen is
 1080 x 2400 device pixels, like a Pixel. It runs on the shared browser plumbing (:mod:`gui_envs.browser`): one
-:class:`~gui_envs.browser.session.BrowserSession` whose page is the screen (a worker thread owns Playwright, so
+:class:`~gui_envs.browser.page.HermeticBrowser` session whose page is the screen (a worker thread owns Playwright, so
 the phone works inside a running asyncio loop and from any thread), and hermetic routing to in-process apps
 (each app is a :class:`~gui_envs.android.apps.base.PhoneApp` with its state in its own in-memory SQLite
 database).
@@ -29,7 +29,6 @@ What makes it a phone rather than a web page:
 
 from __future__ import annotations
 
-import functools
 import io
 import logging
 import math
@@ -44,9 +43,10 @@ from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
 from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
 from gui_envs.browser import executor
-from gui_envs.browser.routing import NetLog, RouteTable, install_routing
-from gui_envs.browser.session import BrowserCrashedError, BrowserSession, BrowserTimeoutError, SessionHandles
-from gui_envs.browser.shared import ContextSession, SharedBrowser
+from gui_envs.browser.page import HermeticBrowser, Session
+from gui_envs.browser.routing import RouteTable
+from gui_envs.browser.session import BrowserCrashedError, BrowserTimeoutError, SessionHandles
+from gui_envs.browser.shared import SharedBrowser
 from gui_envs.browser.site import Request, Response, SiteState
 
 logger = logging.getLogger(__name__)
@@ -226,7 +226,6 @@ class SimulatedPhone(DeviceBackend):
         serial: str = "simulated-phone",
         shared_browser: SharedBrowser | None = None,
     ) -> None:
-        self.shared_browser = shared_browser
         self.apps: dict[str, PhoneApp] = {app.package: app for app in (apps or default_apps())}
         if LAUNCHER_PACKAGE not in self.apps:
             raise ValueError(f"the apps must include the launcher ({LAUNCHER_PACKAGE})")
@@ -244,8 +243,11 @@ class SimulatedPhone(DeviceBackend):
         }
         self._stack: list[str] = []
         self._url = "about:blank"
-        self._net = NetLog()
-        self._session: BrowserSession | ContextSession | None = None
+        # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing (a
+        # context of the shared browser when there is one).
+        self._browser = HermeticBrowser(
+            self.css_size, headless, self.timeout_s, device_scale_factor=self.density, shared=shared_browser
+        )
 
     # ----- lifecycle ---------------------------------------------------------------------------------------
     def restore(self, seed: int) -> None:
@@ -257,7 +259,7 @@ class SimulatedPhone(DeviceBackend):
         self._ensure()
         for state in self.states.values():
             state.restore(seed)
-        self._net.blocked.clear()
+        self._browser.take_blocked()
         self.press("home")
 
     @property
@@ -268,39 +270,22 @@ class SimulatedPhone(DeviceBackend):
     @property
     def browser_pid(self) -> int | None:
         """PID of the phone's Chromium (``None`` before the first call)."""
-        return self._session.browser_pid if self._session is not None else None
+        return self._browser.browser_pid
+
+    @property
+    def _session(self) -> Session | None:
+        return self._browser.session
 
     def close(self) -> None:
-        if self._session is not None:
-            self._session.close()
-            self._session = None
+        self._browser.close()
 
-    def _ensure(self) -> BrowserSession | ContextSession:
-        if self._session is not None and not self._session.alive:
-            self._session.close()
-            self._session = None
-        if self._session is None and self.shared_browser is not None:
-            self._session = self.shared_browser.context(
-                setup=functools.partial(install_routing, table=self._routes, net=self._net),
-                viewport=self.css_size,
-                call_timeout_s=self.timeout_s,
-                device_scale_factor=self.density,
-            )
-        if self._session is None:
-            # The session's page is the screen: phone-sized, at the phone's density, with hermetic routing.
-            self._session = BrowserSession(
-                setup=functools.partial(install_routing, table=self._routes, net=self._net),
-                viewport=self.css_size,
-                device_scale_factor=self.density,
-                headless=self.headless,
-                call_timeout_s=self.timeout_s,
-            )
-        return self._session
+    def _ensure(self) -> Session:
+        routes = self._routes
+        return self._browser.ensure(lambda: routes)
 
     def take_server_errors(self) -> list[str]:
         """The app handler failures (500 pages) since the last call, one line each; clears the list."""
-        errors, self._net.server_errors = self._net.server_errors, []
-        return errors
+        return self._browser.take_server_errors()
 
     def _call(self, fn: Any, what: str) -> Any:
         from playwright.sync_api import Error as PlaywrightError
@@ -480,7 +465,7 @@ class SimulatedPhone(DeviceBackend):
 
     def _input(self, act: Any, what: str) -> Any:
         """Run ``act(page)``, wait for any navigation it started, and update the back stack."""
-        net = self._net
+        net = self._browser.net
         blocked_before = net.blocked_documents
 
         def work(h: SessionHandles) -> tuple[Any, str]:

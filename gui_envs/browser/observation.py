@@ -138,6 +138,24 @@ def screenshot(page: Any, image_format: str = "jpeg", quality: int = 90) -> byte
     return page.screenshot(type="jpeg", quality=quality, animations="allow", caret="initial")
 
 
+def observe(page: Any, timeout_ms: float, image_format: str | None = "jpeg") -> tuple[PageView, bytes]:
+    """Extract the elements and capture the viewport (``image_format=None``: no capture, ``b""``). Runs in the
+    browser thread; a navigation that replaced the document under the extraction is waited for (``timeout_ms``)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(3):
+        try:
+            view = extract(page)
+            break
+        except PlaywrightError as exc:
+            # A navigation that started late (a script's timer, a slow form) replaced the document under us:
+            # wait for the new one and extract again.
+            if attempt == 2 or "context was destroyed" not in str(exc):
+                raise
+            page.wait_for_load_state("load", timeout=timeout_ms)
+    return view, screenshot(page, image_format) if image_format is not None else b""
+
+
 def decode(image: bytes, size: tuple[int, int]) -> np.ndarray:
     """Decode PNG/JPEG bytes to an (H, W, 3) uint8 array; pads or crops to ``size`` = (width, height)."""
     from PIL import Image

@@ -33,10 +33,9 @@ class NetLog:
     server_errors: list[str] = field(default_factory=list)
 
 
-def install_routing(
-    handles: SessionHandles, table: RouteTable, net: NetLog
-) -> None:
-    """Runs in the browser thread after launch: hermetic routing and the navigation flag.
+def install_routing(handles: SessionHandles, table: RouteTable, net: NetLog, context: Any = None) -> None:
+    """Runs in the browser thread after launch: hermetic routing and the navigation flag on ``context``
+    (default: the session's own).
 
     Requests to an origin in ``table`` are answered by its handler; any other request (HTTP or WebSocket) is
     aborted and logged in ``net``. A module-level function, so the session holds no reference to the env. The
@@ -60,9 +59,10 @@ def install_routing(
         net.blocked.append(ws.url)
         ws.close()
 
-    handles.context.route("**/*", route)
-    handles.context.route_web_socket(re.compile(".*"), websocket)
-    handles.context.add_init_script(executor.NAV_FLAG_SCRIPT)
+    target = context if context is not None else handles.context
+    target.route("**/*", route)
+    target.route_web_socket(re.compile(".*"), websocket)
+    target.add_init_script(executor.NAV_FLAG_SCRIPT)
 
 
 def guarded_response(handler: Callable[[Request], Response], req: Any, errors: list[str]) -> Response:

@@ -63,12 +63,14 @@ class SessionHandles:
     Attributes:
         playwright: the sync ``Playwright`` object.
         browser: the ``Browser``.
-        context: the ``BrowserContext`` (one per session; routing is installed here).
+        context: the ``BrowserContext`` the page is in (routing is installed here).
         page: the one ``Page``.
         extra: room for per-env objects (for example a CDP session).
         on_page_crash: the crash listener every page of the session carries.
         spare: a page opened ahead of time (:meth:`prepare_page`) that the next :meth:`fresh_page` returns.
         stale: pages :meth:`fresh_page` replaced, closed by the next :meth:`prepare_page`.
+        context_options: what :meth:`new_context` opens a context with (viewport, device scale, timeouts).
+        contexts: every context :meth:`new_context` opened (on a shared browser, what its owner closes).
     """
 
     playwright: Any
@@ -79,6 +81,27 @@ class SessionHandles:
     on_page_crash: Callable[[Any], None] | None = None
     spare: Any = None
     stale: list[Any] = field(default_factory=list)
+    context_options: dict[str, Any] = field(default_factory=dict)
+    contexts: list[Any] = field(default_factory=list)
+
+    def new_context(self) -> Any:
+        """Open another context of this browser, set up like :attr:`context` but without its routing: its
+        cookies, storage and history are its own (:mod:`gui_envs.browser.prefetch` prepares pages there)."""
+        options = dict(self.context_options)
+        timeout_ms = options.pop("timeout_ms", None)
+        context = self.browser.new_context(**options)
+        if timeout_ms is not None:
+            context.set_default_timeout(timeout_ms)
+            context.set_default_navigation_timeout(timeout_ms)
+        self.contexts.append(context)
+        return context
+
+    def new_page(self, context: Any = None) -> Any:
+        """A new page in ``context`` (default :attr:`context`) carrying the session's crash listener."""
+        page = (context if context is not None else self.context).new_page()
+        if self.on_page_crash is not None:
+            page.on("crash", self.on_page_crash)
+        return page
 
     def fresh_page(self) -> Any:
         """Replace ``page`` with a new page in the same context (the :attr:`spare` one when it is ready).
@@ -88,7 +111,7 @@ class SessionHandles:
         :meth:`prepare_page` when a spare page was used (closing takes a browser round trip).
         """
         spare, self.spare = self.spare, None
-        old, self.page = self.page, spare if spare is not None else self._new_page()
+        old, self.page = self.page, spare if spare is not None else self.new_page()
         if spare is None:
             old.close()
         else:  # whoever prepared the spare prepares the next one, and closes this then
@@ -105,18 +128,12 @@ class SessionHandles:
             page.close()
         self.stale.clear()
         if self.spare is None:
-            page = self._new_page()
+            page = self.new_page()
             if url is not None:
                 # Replacing the first history entry (as the reset does after it), so "back" never reaches it.
                 with page.expect_navigation(wait_until="load"):
                     page.evaluate("u => location.replace(u)", url)
             self.spare = page
-
-    def _new_page(self) -> Any:
-        page = self.context.new_page()
-        if self.on_page_crash is not None:
-            page.on("crash", self.on_page_crash)
-        return page
 
 
 @dataclass
@@ -137,24 +154,30 @@ def open_context(
     call_timeout_s: float,
     on_page_crash: Callable[[Any], None],
 ) -> SessionHandles:
-    """A new browser context with one page on ``browser`` (run in the thread that owns ``playwright``).
+    """Handles of a new browser context with one page on ``browser`` (run in the thread that owns ``playwright``).
 
     Contexts are isolated like separate browsers (cookies, storage, routing) but share the browser's
-    processes, so N envs on one browser cost N renderers, not N browsers.
+    processes, so N envs on one browser cost N renderers, not N browsers. The context is opened by
+    :meth:`SessionHandles.new_context`, like every further one (the prepared-reset context of
+    :mod:`gui_envs.browser.prefetch`).
     """
     width, height = viewport
-    context = browser.new_context(
-        viewport={"width": width, "height": height},
-        device_scale_factor=device_scale_factor,
-        service_workers="block",
+    handles = SessionHandles(
+        playwright=playwright,
+        browser=browser,
+        context=None,
+        page=None,
+        on_page_crash=on_page_crash,
+        context_options={
+            "viewport": {"width": width, "height": height},
+            "device_scale_factor": device_scale_factor,
+            "service_workers": "block",
+            "timeout_ms": call_timeout_s * 1000,
+        },
     )
-    context.set_default_timeout(call_timeout_s * 1000)
-    context.set_default_navigation_timeout(call_timeout_s * 1000)
-    page = context.new_page()
-    page.on("crash", on_page_crash)
-    return SessionHandles(
-        playwright=playwright, browser=browser, context=context, page=page, on_page_crash=on_page_crash
-    )
+    handles.context = handles.new_context()
+    handles.page = handles.new_page()
+    return handles
 
 
 class _Worker:

@@ -141,14 +141,21 @@ class ContextSession:
             self.host.submit(lambda _h: fn(handles))
 
     def close(self) -> None:
-        """Close this context (the shared browser stays up); idempotent."""
+        """Close this session's contexts (the one it opened and any its owner opened through the handles, such
+        as a prepared-reset context); the shared browser and the other envs' contexts stay up. Idempotent."""
         if self._closed:
             return
         self._closed = True
-        context = self._handles.context
+        handles = self._handles
+
+        def close_all(_h: SessionHandles) -> None:
+            # Read in the worker thread: background work queued before the close may still open a context.
+            for context in handles.contexts:
+                context.close()
+
         # Queued, not waited on: an env's __del__ may run in the worker thread itself (where its last
         # reference was dropped), and waiting there for the worker would deadlock. Errors are only logged.
-        self.host.submit(lambda _h: context.close())
+        self.host.submit(close_all)
 
     def __enter__(self) -> ContextSession:
         return self

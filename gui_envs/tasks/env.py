@@ -3,11 +3,13 @@
 :class:`TaskEnv` holds the episode logic once; the web and phone envs combine it with their plumbing base
 (:class:`~gui_envs.web.env.WebEnvBase`: a browser page; :class:`~gui_envs.android.env.PhoneEnvBase`: a device),
 which provides the few hooks below: restore the app state, open the start screen, perform an action, and say
-where the screen is. The plumbing base also provides the observation pieces (``_base_spaces`` / ``_base_obs``).
+where the screen is. The plumbing base, a :class:`ScreenEnv`, also provides ``screen_size`` and the observation
+pieces (``_base_spaces`` / ``_base_obs``).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -22,8 +24,72 @@ from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 
 
+class ScreenEnv(gym.Env[dict[str, Any], Any]):
+    """What every GUI env shares, whatever runs its screen: the render mode, the screenshot switch, the last
+    frame, ``render`` and ``close``. The plumbing bases (browser page, device) release what they hold in
+    :meth:`_release`, and keep the last screenshot in ``_frame`` ((H, W, 3) uint8, screenshot pixels)."""
+
+    # "human" is the browser window itself (headed where a display exists; see chromium.headless_for), so render()
+    # has nothing to draw in that mode.
+    metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 2}
+
+    def _init_screen(self, render_mode: str | None, screenshots: bool) -> None:
+        if render_mode not in (None, "rgb_array", "human"):
+            raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
+        self.render_mode = render_mode
+        # Text-only agents read ``elements`` alone; skipping the capture saves 40-50 ms a step.
+        self.screenshots = bool(screenshots)
+
+    def _release(self) -> None:
+        """Close the browser or the device (idempotent; may run on a half-built env)."""
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        """The screenshot's ``(width, height)`` in pixels."""
+        return self._frame.shape[1], self._frame.shape[0]  # type: ignore[attr-defined]
+
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
+        """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
+        return self._frame.copy() if self.render_mode == "rgb_array" else None  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._release()
+        super().close()
+
+    def __del__(self) -> None:
+        # The browser session's own finalizer also runs at garbage collection; this makes the order explicit.
+        try:
+            self._release()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
 class TaskEnv(gym.Env[dict[str, Any], Any]):
     """Episode logic over a family's tasks; subclasses mix it with a page or device plumbing base.
+
+    The spec every task env shares (each env's docstring adds its observation, action, info and reset details):
+
+    **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached), else
+    0; an action that is malformed, off screen or fails costs ``invalid_action_penalty`` and is a no-op
+    (``info["action_error"]`` says why). Success is judged from app state (the final URL or foreground app) or the
+    stop answer, never from the agent's words alone.
+
+    **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
+    ``max_steps`` steps. ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
+
+    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``, then
+    the family's own entries.
+
+    **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
+    ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next; ``None``
+    when its next action has no target), ``oracle_error``, ``verifier_record``.
+
+    **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` the template is
+    drawn from the pool, and without ``"seed"`` the task seed, with the env's generator; an unknown name raises
+    :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes the app content and the task's parameters.
+
+    Args (shared): ``tasks``, explicit template names (overrides the sites or apps); ``max_steps``, the
+    truncation limit in steps; ``invalid_action_penalty``, subtracted from the reward for a no-op by mistake.
 
     Class attributes:
         family: the family's name in messages (``web``, ``phone``).
@@ -35,10 +101,34 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     family: ClassVar[str] = ""
     registry: ClassVar[Mapping[str, type[Task]]] = MappingProxyType({})  # each family sets its own
     rng_salt: ClassVar[int] = 0
+    #: The pool is chosen by ``group_kind`` (``sites``, ``apps``) among ``group_names``; a template's group is
+    #: its attribute ``group_attr`` less ``group_prefix``.
+    group_kind: ClassVar[str] = ""
+    group_names: ClassVar[tuple[str, ...]] = ()
+    group_attr: ClassVar[str] = ""
+    group_prefix: ClassVar[str] = ""
 
-    def _init_tasks(self, names: Sequence[str], max_steps: int, invalid_action_penalty: float) -> None:
-        """Check the task pool and set the spaces; the plumbing base must be initialised first."""
-        names = list(names)
+    def __init__(
+        self,
+        groups: Sequence[str],
+        tasks: Sequence[str] | None = None,
+        max_steps: int = 30,
+        invalid_action_penalty: float = 0.01,
+        **plumbing: Any,
+    ) -> None:
+        """The plumbing base is built from ``plumbing``, then the pool is checked (see :meth:`_init_tasks`)."""
+        super().__init__(**plumbing)
+        self._init_tasks(groups, tasks, max_steps, invalid_action_penalty)
+
+    def _init_tasks(
+        self, groups: Sequence[str], tasks: Sequence[str] | None, max_steps: int, invalid_action_penalty: float
+    ) -> None:
+        """Check the task pool (``tasks``, else every template of ``groups``) and set the spaces; the plumbing
+        base must be initialised first."""
+        unknown = [g for g in groups if g not in self.group_names]
+        if unknown:
+            raise ValueError(f"unknown {self.group_kind} {unknown}; choose from {list(self.group_names)}")
+        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if self._group_of(t) in groups)
         for n in names:
             check_task(n, self.registry, self.family)
         if not names:
@@ -90,25 +180,14 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     def _drop_reports(self) -> None:
         """Forget what the last episode's handlers reported and nobody read (it ended without a step)."""
-
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        """The screenshot's ``(width, height)`` in pixels."""
-        raise NotImplementedError
+        self._screen_info()
 
     # ----- gymnasium API -------------------------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
-        options = dict(options or {})
-        name = options.get("task")
-        if name is not None:
-            cls = check_task(str(name), self.registry, self.family)
-        else:
-            cls = self.registry[self.task_names[int(self.np_random.integers(len(self.task_names)))]]
-        task_seed = options.get("seed")
-        self.task_seed = int(task_seed) if task_seed is not None else int(self.np_random.integers(2**31 - 1))
+        cls, self.task_seed = self._draw(self.np_random, dict(options or {}))
         self._steps = 0
         self._drop_reports()
         self.task = self._begin(cls, self.task_seed)
@@ -173,6 +252,24 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         return {}
 
     # ----- internals -----------------------------------------------------------------------------------------
+    def _group_of(self, task: type[Task]) -> str:
+        return str(getattr(task, self.group_attr)).removeprefix(self.group_prefix)
+
+    def _draw(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[type[Task], int]:
+        """The episode's template and task seed: from ``options`` where given, else drawn from ``rng``."""
+        name = options.get("task")
+        if name is not None:
+            cls = check_task(str(name), self.registry, self.family)
+        else:
+            cls = self.registry[self.task_names[int(rng.integers(len(self.task_names)))]]
+        task_seed = options.get("seed")
+        return cls, int(task_seed) if task_seed is not None else int(rng.integers(2**31 - 1))
+
+    def _next_episode(self) -> tuple[type[Task], int]:
+        """The episode the next ``reset()`` without seed or options will play (drawn from a copy of the env's
+        generator, which stays untouched), for a backend that prepares it ahead of time."""
+        return self._draw(copy.deepcopy(self.np_random), {})
+
     def _obs(self) -> dict[str, Any]:
         instruction = self.task.instruction if self.task is not None else self.free_instruction
         obs = self._base_obs(instruction)  # type: ignore[attr-defined]  (the plumbing base's)

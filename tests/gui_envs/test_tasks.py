@@ -161,7 +161,7 @@ class FakeEnv(TaskEnv):
 
     def __init__(self) -> None:
         self.counter = Counter()
-        self._init_tasks(sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
+        self._init_tasks((), sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
 
     def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
         return {"value": spaces.Discrete(100)}
@@ -227,3 +227,30 @@ def test_task_env_oracle_is_lazy_and_followed() -> None:
     assert env.oracle.index == 2 and env.oracle_action() == Action.stop()
     _, reward, terminated, truncated, _ = env.step(Action.stop(answer="13"))
     assert (reward, terminated) == (0.0, True)
+
+
+def test_next_episode_is_what_reset_draws_and_leaves_the_generator_alone() -> None:
+    env, twin = FakeEnv(), FakeEnv()
+    env.reset(seed=4)
+    twin.reset(seed=4)
+    for _ in range(3):
+        cls, seed = env._next_episode()
+        _, info = env.reset()
+        _, twin_info = twin.reset()  # never asked for a guess: the draws must not depend on it
+        assert (info["task"], info["task_seed"]) == (cls.name, seed) == (twin_info["task"], twin_info["task_seed"])
+
+
+def test_task_pool_groups_are_checked() -> None:
+    class Grouped(FakeEnv):
+        group_kind, group_names, group_attr = "counters", ("fake",), "name"
+
+        def __init__(self, groups: tuple[str, ...]) -> None:
+            self.counter = Counter()
+            self._init_tasks(groups, None, max_steps=4, invalid_action_penalty=0.5)
+
+        def _group_of(self, task: type[Task]) -> str:
+            return task.name.split(".")[0]
+
+    assert Grouped(("fake",)).task_names == sorted(REGISTRY)
+    with pytest.raises(ValueError, match=r"unknown counters \['phony'\]; choose from \['fake'\]"):
+        Grouped(("phony",))

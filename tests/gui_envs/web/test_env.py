@@ -162,3 +162,24 @@ def test_reset_starts_a_fresh_history(web_env: GuiWebEnv) -> None:
     obs, _, _, _, info = web_env.step(Action.navigate("back"))
     assert info["action_error"] is None
     assert obs["url"] == start
+
+
+def test_a_prepared_reset_is_the_episode_a_reset_by_name_shows(web_env: GuiWebEnv) -> None:
+    """reset() swaps in the episode prepared while the agent acted (gui_envs.browser.prefetch): the task the env's
+    generator draws, the page a reset by name shows, no history behind it, no other page beside it."""
+    web_env.reset(seed=5)
+    web_env.step(Action.navigate("url", url="http://shop.guigym.test/cart"))
+    cls, seed = web_env._next_episode()
+    spare = web_env._pair.sides[1]
+    for _ in range(50):  # each call lets one background step run
+        if spare.done == 3:
+            break
+        web_env._session.call(lambda h: None)
+    assert spare.key == (cls.name, seed) and spare.done == 3
+    obs, info = web_env.reset()
+    assert (info["task"], info["task_seed"]) == (cls.name, seed) and web_env._pair.active is spare
+    assert web_env._session.call(lambda h: len(h.context.pages)) == 1
+    back, *_ = web_env.step(Action.navigate("back"))
+    assert back["url"] == obs["url"]
+    named, _ = web_env.reset(options={"task": cls.name, "seed": seed})  # not the guess: built in the foreground
+    assert (named["instruction"], named["elements"], named["url"]) == (obs["instruction"], obs["elements"], obs["url"])

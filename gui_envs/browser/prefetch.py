@@ -1,0 +1,157 @@
+"""The next episode's start page, prepared in a second browser context while the agent acts.
+
+A warm reset that loads its start page pays a navigation, an element extraction and a screenshot (260 ms p50 on
+two busy cores, issue 11). :class:`PagePair` keeps two contexts of one browser, each with its own routing table,
+:class:`~gui_envs.browser.routing.NetLog` and app state (``Side.owner``, e.g. the sites' databases): the *active*
+side the agent acts in, and the *spare* side, where the owner's guess at the next episode is prepared in three
+short background steps queued between the agent's calls (leave the page of the episode played there and clear
+the cookies; restore the state, build the episode and load its start page; observe it). A reset to the guessed episode swaps the sides and hands over the
+observation taken in the background; any other reset brings the spare side to that episode in the foreground.
+
+On a :class:`~gui_envs.browser.shared.SharedBrowser` both sides are contexts of the shared browser, opened through
+the env's :class:`~gui_envs.browser.shared.ContextSession`, which closes both when the env closes.
+
+Isolation: the contexts share no cookies, storage or history; the agent's actions reach the active page only; a
+prepared page's history holds its start page alone (``location.replace``, then CDP's
+``Page.resetNavigationHistory``: the page is reused, as a new one costs a renderer process). Neither the next
+episode nor an earlier one can be reached or read before its reset.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gui_envs.browser.observation import PageView
+from gui_envs.browser.page import Session
+from gui_envs.browser.routing import NetLog, RouteTable, install_routing
+from gui_envs.browser.session import SessionHandles
+
+#: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
+Build = Callable[[Any], tuple[Any, str]]
+#: ``observe(page) -> (view, image bytes)``.
+Observe = Callable[[Any], tuple[PageView, bytes]]
+
+#: Background steps of one preparation: open a page, build and load, observe.
+_STEPS = 3
+
+
+@dataclass
+class Side:
+    """One context, what it serves, and the episode prepared on it.
+
+    Only the browser thread touches it, except ``owner`` and ``net``, which the env reads while the side is active.
+    """
+
+    owner: Any
+    routes: RouteTable
+    net: NetLog = field(default_factory=NetLog)
+    context: Any = None
+    page: Any = None
+    key: Hashable = None
+    build: Build | None = None
+    payload: Any = None
+    url: str = ""
+    observed: tuple[PageView, bytes] | None = None
+    done: int = 0
+    cdp: Any = None
+
+
+class PagePair:
+    """The active side and the spare one (see the module docstring).
+
+    Args:
+        owners: the two sides' app states (each side serves and is judged on its own copy).
+        routes: ``owner -> route table`` (origin -> handler over that owner's state).
+        observe: how a page is observed (runs in the browser thread; must not hold the env).
+    """
+
+    def __init__(self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe) -> None:
+        self.sides = [Side(owner, routes(owner)) for owner in owners]
+        self.observe = observe
+        self._generation = 0
+
+    @property
+    def active(self) -> Side:
+        """The side the agent acts in."""
+        return self.sides[0]
+
+    def install(self, h: SessionHandles, shared: RouteTable | None = None) -> None:
+        """The session's setup (browser thread): the active side's routing on the session's own context. The spare
+        side's context is opened by its first preparation; whatever was prepared before a relaunch is gone.
+        ``shared``: origins both sides serve with the same handler (where a side has its own, its own wins)."""
+        for side in self.sides:
+            side.routes.update({o: fn for o, fn in (shared or {}).items() if o not in side.routes})
+        install_routing(h, self.active.routes, self.active.net)
+        self.active.context, self.active.page = h.context, h.page
+        self.active.cdp = h.context.new_cdp_session(h.page)
+        spare = self.sides[1]
+        spare.context = spare.page = spare.key = None
+        spare.done = 0
+
+    def prepare(self, session: Session, key: Hashable, build: Build) -> None:
+        """Prepare episode ``key`` on the spare side in the background (env thread; returns at once)."""
+        self._generation += 1
+        self._submit(weakref.ref(session), self._generation, key, build)
+
+    def swap(self, h: SessionHandles, key: Hashable, build: Build) -> tuple[Any, tuple[PageView, bytes]]:
+        """The reset (browser thread): bring the spare side to episode ``key`` (nothing left to do when it is the one
+        prepared), make it the active one, and return its payload and observation."""
+        self._generation += 1  # background steps still queued are for a side that is about to change
+        spare = self.sides[1]
+        if spare.key != key:  # not the guess: from the start, as the guessed page may have set cookies
+            spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        while spare.done < _STEPS:
+            self._advance(h, spare)
+        self.sides.reverse()
+        h.context, h.page = spare.context, spare.page
+        spare.key = None  # used up: the agent changes it from now on
+        assert spare.observed is not None
+        return spare.payload, spare.observed
+
+    # ----- internals -------------------------------------------------------------------------------------
+    def _submit(self, session: weakref.ref[Session], generation: int, key: Hashable, build: Build) -> None:
+        live = session()
+        if live is not None:  # a weak reference: queued work must not keep a dropped env's browser alive
+            live.submit(functools.partial(self._background, session=session, generation=generation, key=key, build=build))
+
+    def _background(
+        self, h: SessionHandles, session: weakref.ref[Session], generation: int, key: Hashable, build: Build
+    ) -> None:
+        """One preparation step, then the next one queued behind whatever the agent asked meanwhile."""
+        if generation != self._generation:
+            return
+        spare = self.sides[1]
+        if spare.key != key:
+            spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        self._advance(h, spare)
+        if spare.done < _STEPS:
+            self._submit(session, generation, key, build)
+
+    def _advance(self, h: SessionHandles, side: Side) -> None:
+        if side.done == 0:
+            if side.context is None:
+                side.context = h.new_context()
+                install_routing(h, side.routes, side.net, context=side.context)
+                side.page = h.new_page(side.context)
+                side.cdp = side.context.new_cdp_session(side.page)
+            else:
+                # Stop the scripts of the episode played here before its state is restored under them.
+                side.page.goto("about:blank")
+                side.context.clear_cookies()
+        elif side.done == 1:
+            assert side.build is not None
+            # What the start page's load blocks or breaks is the new episode's to report, nothing earlier.
+            side.net.blocked.clear()
+            side.net.server_errors.clear()
+            side.payload, side.url = side.build(side.owner)
+            with side.page.expect_navigation(wait_until="load"):
+                side.page.evaluate("u => location.replace(u)", side.url)
+            # "back" must reach neither about:blank nor the pages of an episode played here before.
+            side.cdp.send("Page.resetNavigationHistory")
+        else:
+            side.observed = self.observe(side.page)
+        side.done += 1
