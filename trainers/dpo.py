@@ -29,8 +29,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.checkpoint import save_checkpoint
 from trainers.dpo_config import DPOConfig
+from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
 from trainers.policy import apply_lora, completion_logprobs, encode_batch, trainable_state
 from trainers.run_log import RunLog, plot_curve
 
@@ -193,19 +194,10 @@ def optimise_pairs(
     out_dir = Path(out_dir)
     steps_per_epoch = -(-len(pairs) // config.batch_size)
     total = steps_per_epoch * config.epochs
-    optimizer = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+    optimizer, scheduler = adamw_with_warmup(
+        model, config.learning_rate, config.weight_decay, config.warmup_ratio, total
     )
-    warmup = max(1, int(config.warmup_ratio * total)) if config.warmup_ratio > 0 else 0
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
-    start = 0
-    if resume:
-        ckpt = load_checkpoint(latest_checkpoint(out_dir))
-        model.load_state_dict(ckpt["model"], strict=False)
-        optimizer.load_state_dict(ckpt["optimizer"])
-        scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"])
-        start = int(ckpt["state"]["step"])
+    start = resume_latest(out_dir, model, optimizer, scheduler) if resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
     bar = None
     if config.progress:
@@ -215,19 +207,12 @@ def optimise_pairs(
     history = []
     model.train()
     for step in range(start, total):
-        # The data position is a pure function of the step: epoch e's order is a permutation seeded by e.
-        epoch, k = divmod(step, steps_per_epoch)
-        order = np.random.default_rng(config.seed + epoch).permutation(len(pairs))
-        batch = [pairs[r] for r in order[k * config.batch_size : (k + 1) * config.batch_size]]
+        epoch, rows = epoch_rows(step, steps_per_epoch, config.batch_size, len(pairs), config.seed)
+        batch = [pairs[r] for r in rows]
         ref_c, ref_r, _ = reference_logps(model, gen, ref_model, batch)  # (B,), (B,)
         lp_c, lp_r, n_c = pair_logps(model, gen, batch)  # (B,), (B,), (B,)
         loss, stats = dpo_loss(lp_c, lp_r, ref_c, ref_r, config.beta, config.sft_weight, n_c)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if config.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
+        optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
         record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), **stats,
                   "lr": scheduler.get_last_lr()[0]}  # fmt: skip
         history.append(record)

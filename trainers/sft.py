@@ -27,7 +27,8 @@ from agents.lm_agent import resolve_format
 from agents.prompts.formats import GuiR1Format, PromptContext, auto_format
 from gui_envs.actions import Action
 from gui_envs.trajectory import Trajectory, load_trajectories
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from trainers.checkpoint import save_checkpoint
+from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
 from trainers.policy import (
     apply_lora,
     completion_logprobs,
@@ -129,38 +130,21 @@ def train_sft(
 
     steps_per_epoch = -(-len(samples) // config.batch_size)
     total = steps_per_epoch * config.epochs
-    optimizer = torch.optim.AdamW(
-        [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+    optimizer, scheduler = adamw_with_warmup(
+        model, config.learning_rate, config.weight_decay, config.warmup_ratio, total
     )
-    warmup = max(1, int(config.warmup_ratio * total)) if config.warmup_ratio > 0 else 0
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
-    start = 0
-    if config.resume:
-        ckpt = load_checkpoint(latest_checkpoint(out_dir))
-        model.load_state_dict(ckpt["model"], strict=False)
-        optimizer.load_state_dict(ckpt["optimizer"])
-        scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"])
-        start = int(ckpt["state"]["step"])
+    start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
     history = []
     model.train()
     for step in range(start, total):
-        # The data position is a pure function of the step: epoch e's order is a permutation seeded by e.
-        epoch, k = divmod(step, steps_per_epoch)
-        order = np.random.default_rng(config.seed + epoch).permutation(len(samples))
-        rows = order[k * config.batch_size : (k + 1) * config.batch_size].tolist()
+        epoch, rows = epoch_rows(step, steps_per_epoch, config.batch_size, len(samples), config.seed)
         images = [[samples[r].image] for r in rows] if samples[rows[0]].image is not None else None
         batch = encode_batch(gen, [samples[r].prompt for r in rows], [answers[r] for r in rows], images)
         logp, _ = completion_logprobs(model, batch)  # (B, T)
         mask = batch.completion_mask.float()
         loss = -(logp * mask).sum() / mask.sum()  # token mean over the answer tokens only
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        if config.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
+        optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
         with torch.no_grad():
             token_acc = float(((logp.exp() > 0.5).float() * mask).sum() / mask.sum())
         record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), "token_acc": token_acc,

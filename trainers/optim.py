@@ -1,0 +1,72 @@
+"""The supervised trainers' shared optimiser plumbing: AdamW with a linear warm-up, resume, epoch order, one step.
+
+SFT (:mod:`trainers.sft`) and DPO (:mod:`trainers.dpo`, which MobileIPL's T-DPO rounds call) walk a fixed dataset
+for a number of epochs; GRPO has its own loop because its batches are rollouts, not rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, set_rng_state
+
+
+def adamw_with_warmup(
+    model: torch.nn.Module, learning_rate: float, weight_decay: float, warmup_ratio: float, total_steps: int
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
+    """AdamW over the trainable parameters, and a schedule that rises linearly over the first
+    ``warmup_ratio * total_steps`` optimiser steps (at least one when the ratio is positive), then stays flat."""
+    optimizer = torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad], lr=learning_rate, weight_decay=weight_decay
+    )
+    warmup = max(1, int(warmup_ratio * total_steps)) if warmup_ratio > 0 else 0
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
+    return optimizer, scheduler
+
+
+def resume_latest(
+    out_dir: str | Path,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+) -> int:
+    """Load the latest checkpoint in ``out_dir`` into the model, optimiser, schedule and RNGs; returns its step.
+
+    Raises :class:`~trainers.checkpoint.CheckpointError` (naming the file) when there is none or it is corrupt.
+    """
+    ckpt = load_checkpoint(latest_checkpoint(out_dir))
+    model.load_state_dict(ckpt["model"], strict=False)
+    optimizer.load_state_dict(ckpt["optimizer"])
+    scheduler.load_state_dict(ckpt["scheduler"])
+    set_rng_state(ckpt["rng"])
+    return int(ckpt["state"]["step"])
+
+
+def epoch_rows(step: int, steps_per_epoch: int, batch_size: int, n_rows: int, seed: int) -> tuple[int, list[int]]:
+    """The epoch of optimiser step ``step`` (0-based) and the dataset rows of its batch.
+
+    The data position is a pure function of the step (epoch ``e``'s order is a permutation seeded by
+    ``seed + e``), so a resumed run neither repeats nor skips a row.
+    """
+    epoch, k = divmod(step, steps_per_epoch)
+    order = np.random.default_rng(seed + epoch).permutation(n_rows)
+    return epoch, order[k * batch_size : (k + 1) * batch_size].tolist()
+
+
+def optimiser_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    loss: torch.Tensor,
+    max_grad_norm: float,
+) -> None:
+    """Back-propagate ``loss``, clip the gradient norm to ``max_grad_norm`` (0: no clipping), step both."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    scheduler.step()
