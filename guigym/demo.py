@@ -103,10 +103,13 @@ class DemoConfig:
         )  # fmt: skip
 
 
+_NUMERIC = {"mean return", "success", "mean steps", "episodes", "Type", "GR", "SR", "seconds"}
+
+
 def _table(title: str, columns: tuple[str, ...], rows: list[list[str]]) -> Table:
     table = Table(title=title)
     for col in columns:
-        table.add_column(col, justify="left" if col in columns[:2] else "right")
+        table.add_column(col, justify="right" if col in _NUMERIC else "left")
     for row in rows:
         table.add_row(*row)
     return table
@@ -250,8 +253,10 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
     def baselines() -> tuple[str, str]:
         results["baselines"] = rows = baseline_rows(config.baseline_episodes, console)
         console.print(_table(f"baselines ({config.baseline_episodes} episodes each)", BASELINE_COLUMNS, rows))
-        oracle = [r[3] for r in rows if r[1] == "oracle"]
-        return f"oracle success {', '.join(oracle)}; random {', '.join(r[3] for r in rows if r[1] != 'oracle')}", "report"
+        solved = {agent: sum(r[3] != "0%" for r in rows if (r[1] == "oracle") == (agent == "oracle"))
+                  for agent in ("oracle", "random")}  # fmt: skip
+        return (f"envs with a success: oracle {solved['oracle']}/{len(DEMO_ENVS)}, "
+                f"random {solved['random']}/{len(DEMO_ENVS)}", "report tables")  # fmt: skip
 
     def demos() -> tuple[str, str]:
         result, results["demos"] = _oracle_demos(config, out)
@@ -268,7 +273,8 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
         return result, "grpo_rewards.png, grpo_curves.json"
 
     def eval_() -> tuple[str, str]:
-        result, results["eval"] = rows = _eval(config, out)
+        result, rows = _eval(config, out)
+        results["eval"] = rows
         console.print(_table("GuiOffline-v0 fixtures (%)", EVAL_COLUMNS, rows))
         return result, "eval.json"
 
