@@ -81,7 +81,9 @@ class DemoConfig:
     """GRPO steps per run (64 rollouts each)."""
     grpo_seeds: list[int] = field(default_factory=lambda: [0, 1])
     """Seeds per reward; the curve is their mean."""
-    eval_datasets: list[str] = field(default_factory=lambda: ["screenspot", "androidcontrol"])
+    eval_datasets: list[str] = field(
+        default_factory=lambda: ["screenspot", "screenspot_pro", "androidcontrol", "aitz", "gui_odyssey", "gui_r1"]
+    )
     """``GuiOffline-v0`` fixtures to score."""
     eval_episodes: int | None = None
     """Episodes per fixture (None: the whole fixture)."""
@@ -96,9 +98,11 @@ class DemoConfig:
 
     @classmethod
     def quick(cls, out: str = "runs/demo") -> DemoConfig:
-        """The same stages cut down to about a minute: 1 baseline episode, 3 CORE templates, 8 GRPO steps."""
+        """The same stages cut down to about a minute: 1 baseline episode, 3 CORE templates, 8 GRPO steps,
+        2 fixtures."""
         return cls(
             out=out, baseline_episodes=1, core_samples=3, grpo_steps=8, grpo_seeds=[0], eval_episodes=4,
+            eval_datasets=["screenspot", "androidcontrol"],
             core_templates=[CORE_TEMPLATES[0], CORE_TEMPLATES[3], CORE_TEMPLATES[8]],
         )  # fmt: skip
 
