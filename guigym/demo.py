@@ -150,7 +150,8 @@ def _oracle_demos(config: DemoConfig, out: Path) -> tuple[str, list[Path]]:
     folders = []
     for env_id, task in config.demo_tasks:
         with gym.make(env_id, render_mode="rgb_array") as env:
-            traj = run_episode(env, OracleAgent(env), options={"task": task, "seed": 0}, record_screenshots=True)
+            traj = run_episode(env, OracleAgent(env), seed=0, options={"task": task, "seed": 0},
+                               record_screenshots=True)  # fmt: skip
             folders.append(traj.save(out / "demos"))
     return f"{len(folders)} oracle episodes recorded with screenshots", folders
 
@@ -286,7 +287,7 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
         tables = {
             "Offline evaluation on the bundled fixtures (%, seed 000 sec. 4.1)": (EVAL_COLUMNS, results["eval"]),
             f"Random against oracle ({config.baseline_episodes} episodes each)": (BASELINE_COLUMNS, results["baselines"]),
-            "Demo stages (seconds: wall clock)": (SUMMARY_COLUMNS, summary),
+            "Demo stages before this page (seconds: wall clock)": (SUMMARY_COLUMNS, summary),
         }  # fmt: skip
         figures = {
             "GRPO on ClickGrid-v0: ssl against binary reward (tiny Llama)": out / "grpo_rewards.png",

@@ -51,7 +51,7 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
     page = out / "report.html"
     text = page.read_text()
     for needle in ("Type", "GR", "SR", "GRPO on ClickGrid-v0", "CORE per iteration", "Strategy graphs",
-                   "data:image/gif;base64", "Demo stages"):  # fmt: skip
+                   "data:image/gif;base64", "Demo stages before this page"):  # fmt: skip
         assert needle in text, needle
     assert "iter_01" not in text  # the scratch folder (CORE samples, checkpoints) stays out of the page
     assert len(list((out / "report_gifs").glob("*.gif"))) == 2
