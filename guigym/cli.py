@@ -9,7 +9,7 @@ guigym play GuiWeb-v0                         play it yourself (headed browser w
 guigym report runs/web                        one HTML page (and a GIF per episode) for a run folder
 guigym bench                                  every benchmark in quick mode, one table
 guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json --plot offsets.png
-guigym demo                                   what ``./run demo`` shows
+guigym demo [--quick]                         what ``./run demo`` shows: the mission in miniature
 guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
 guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
 guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
@@ -235,11 +235,20 @@ def eval_(
 
 
 @app.command()
-def demo(episodes: Annotated[int, typer.Option("--episodes", "-n", min=1)] = 3) -> None:
-    """Run every demo environment with a random agent and the oracle, and print a table."""
-    from guigym.demo import run_demo
+def demo(
+    quick: Annotated[bool, typer.Option("--quick", help="The same stages cut down to about a minute.")] = False,
+    out: Annotated[Path, typer.Option(help="Output folder (report.html, figures, demonstrations).")] = Path("runs/demo"),
+    episodes: Annotated[
+        int | None, typer.Option("--episodes", "-n", min=1, help="Episodes per env and agent in the baselines table.")
+    ] = None,
+) -> None:
+    """The mission in miniature on CPU: baselines, oracle demos, CORE, GRPO ssl vs binary, offline eval, report."""
+    from guigym.demo import DemoConfig, run_mission
 
-    run_demo(episodes=episodes, console=console)
+    config = DemoConfig.quick(str(out)) if quick else DemoConfig(out=str(out))
+    if episodes is not None:
+        config.baseline_episodes = episodes
+    run_mission(config, console=console)
 
 
 train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, DPO, MobileIPL, CORE).")

@@ -1,8 +1,33 @@
-"""The demo that ``./run demo`` shows: each environment with a random agent and with its oracle."""
+"""The demo that ``./run demo`` shows: the mission in miniature, on CPU, with no network.
+
+Six stages, each printed as it runs and timed, then a summary table; everything lands in ``out`` (default
+``runs/demo``) and ``out/report.html`` shows it:
+
+1. **baselines**: every environment family with a random agent and with its oracle (the old demo's table);
+2. **demos**: oracle demonstrations on the bundled shop (Chromium) and phone apps, with screenshots (the GIFs);
+3. **core**: a tiny model built from a config (:mod:`agents.tiny_models`, nothing downloaded), then CORE
+   (seed 002, App. C.4) on shop and phone templates: strategy graphs abstracted from oracle demonstrations,
+   behaviour cloning, and one iteration of sampling, verifying, graph expansion and task extrapolation, with the
+   scripted noisy oracle sampling beside the model (a random model solves nothing, so only it makes graphs grow);
+4. **grpo**: GRPO with the ``ssl`` reward (seed 000) against ``binary`` on ``ClickGrid-v0`` with the same tiny
+   model (:mod:`trainers.grpo_compare`), one curve each;
+5. **eval**: ``GuiOffline-v0``'s bundled fixtures scored Type / GR / SR (seed 000 sec. 4.1) for the oracle and a
+   random agent;
+6. **report**: ``report.html`` (:mod:`guigym.report`) with the tables, the curves, the GIFs and a graph drawing.
+
+``quick=True`` runs the same path cut down (a test runs it in about a minute). Scratch work (the tiny model,
+the CORE run, the GRPO checkpoints) goes to ``out/work`` and is left out of the report.
+"""
 
 from __future__ import annotations
 
+import json
+import shutil
 import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -23,24 +48,265 @@ DEMO_ENVS: list[tuple[str, str, dict[str, Any]]] = [
     ("Android: simulated phone, 7 bundled apps", "GuiAndroid-v0", {"max_steps": 15}),
 ]
 
+BASELINE_COLUMNS = ("environment", "agent", "mean return", "success", "mean steps")
+EVAL_COLUMNS = ("dataset", "agent", "episodes", "Type", "GR", "SR", "success")
+SUMMARY_COLUMNS = ("stage", "result", "artefacts", "seconds")
 
-def run_demo(episodes: int = 3, console: Console | None = None) -> Table:
-    """Play ``episodes`` episodes per environment and agent; print and return the summary table."""
-    console = console or Console()
-    table = Table(title=f"guigym demo ({episodes} episodes each)")
-    for col in ("environment", "agent", "mean return", "success", "mean steps"):
-        table.add_column(col, justify="left" if col in ("environment", "agent") else "right")
+CORE_TEMPLATES = [
+    "GuiWeb-Shop-v0:shop.add_to_wishlist", "GuiWeb-Shop-v0:shop.add_to_cart", "GuiWeb-Shop-v0:shop.open_product",
+    "GuiWeb-Shop-v0:shop.search", "GuiWeb-Shop-v0:shop.remove_from_wishlist", "GuiWeb-Shop-v0:shop.price",
+    "GuiAndroid-v0:clock.add_alarm", "GuiAndroid-v0:contacts.create_contact", "GuiAndroid-v0:notes.create_note",
+    "GuiAndroid-v0:settings.wifi",
+]  # fmt: skip
+
+
+@dataclass
+class DemoConfig:
+    """How much of each stage the demo runs. The defaults are the full demo (about 5 minutes of work on an idle
+    2-core machine); :meth:`quick` is the cut-down path the tests run."""
+
+    out: str = "runs/demo"
+    """Output folder: ``report.html``, the figures, the oracle demonstrations; scratch work under ``work/``."""
+    baseline_episodes: int = 3
+    """Episodes per environment and agent in the baselines table."""
+    demo_tasks: list[tuple[str, str]] = field(
+        default_factory=lambda: [("GuiWeb-Shop-v0", "shop.add_to_wishlist"), ("GuiAndroid-v0", "notes.create_note")]
+    )
+    """(env id, task template) of each oracle demonstration recorded with screenshots."""
+    core_templates: list[str] = field(default_factory=lambda: list(CORE_TEMPLATES))
+    """``ENV_ID:template`` of the tasks CORE trains and tests on (split 70/30 by the loop)."""
+    core_samples: int = 5
+    """Trajectories per task in the CORE iteration (``core_samples - 1`` from the scripted noisy oracle)."""
+    grpo_steps: int = 150
+    """GRPO steps per run (64 rollouts each)."""
+    grpo_seeds: list[int] = field(default_factory=lambda: [0, 1])
+    """Seeds per reward; the curve is their mean."""
+    eval_datasets: list[str] = field(
+        default_factory=lambda: ["screenspot", "screenspot_pro", "androidcontrol", "aitz", "gui_odyssey", "gui_r1"]
+    )
+    """``GuiOffline-v0`` fixtures to score."""
+    eval_episodes: int | None = None
+    """Episodes per fixture (None: the whole fixture)."""
+
+    def __post_init__(self) -> None:
+        if self.baseline_episodes < 1 or self.core_samples < 2 or self.grpo_steps < 1 or not self.grpo_seeds:
+            raise ValueError(
+                "DemoConfig needs baseline_episodes >= 1, core_samples >= 2 (one policy sample plus scripted ones), "
+                f"grpo_steps >= 1 and a seed; got {self.baseline_episodes}, {self.core_samples}, {self.grpo_steps}, "
+                f"{self.grpo_seeds}"
+            )
+
+    @classmethod
+    def quick(cls, out: str = "runs/demo") -> DemoConfig:
+        """The same stages cut down to about a minute: 1 baseline episode, 3 CORE templates, 8 GRPO steps,
+        2 fixtures."""
+        return cls(
+            out=out, baseline_episodes=1, core_samples=3, grpo_steps=8, grpo_seeds=[0], eval_episodes=4,
+            eval_datasets=["screenspot", "androidcontrol"],
+            core_templates=[CORE_TEMPLATES[0], CORE_TEMPLATES[3], CORE_TEMPLATES[8]],
+        )  # fmt: skip
+
+
+_NUMERIC = {"mean return", "success", "mean steps", "episodes", "Type", "GR", "SR", "seconds"}
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[list[str]]) -> Table:
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, justify="right" if col in _NUMERIC else "left")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def baseline_rows(episodes: int, console: Console | None = None) -> list[list[str]]:
+    """Random and oracle agents on every :data:`DEMO_ENVS` entry: rows of :data:`BASELINE_COLUMNS`."""
+    rows = []
     for label, env_id, kwargs in DEMO_ENVS:
+        if console is not None:
+            console.print(f"  {label}")
         with gym.make(env_id, **kwargs) as env:
             for agent in (RandomAgent(env.action_space, seed=0), OracleAgent(env)):
                 trajs = [run_episode(env, agent, seed=s) for s in range(episodes)]
-                table.add_row(
+                rows.append([
                     label,
                     agent.name,
                     f"{statistics.fmean(t.total_reward for t in trajs):.3f}",
                     f"{sum(bool(t.success) for t in trajs) / len(trajs):.0%}",
                     f"{statistics.fmean(len(t.steps) for t in trajs):.1f}",
-                )
-        table.add_section()
+                ])  # fmt: skip
+    return rows
+
+
+def run_demo(episodes: int = 3, console: Console | None = None) -> Table:
+    """Play ``episodes`` episodes per environment and agent; print and return the random-vs-oracle table."""
+    console = console or Console()
+    table = _table(f"guigym baselines ({episodes} episodes each)", BASELINE_COLUMNS, baseline_rows(episodes))
     console.print(table)
     return table
+
+
+def _oracle_demos(config: DemoConfig, out: Path) -> tuple[str, list[Path]]:
+    folders = []
+    for env_id, task in config.demo_tasks:
+        with gym.make(env_id, render_mode="rgb_array") as env:
+            traj = run_episode(env, OracleAgent(env), seed=0, options={"task": task, "seed": 0},
+                               record_screenshots=True)  # fmt: skip
+            folders.append(traj.save(out / "demos"))
+    return f"{len(folders)} oracle episodes recorded with screenshots", folders
+
+
+def _core(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple[str, dict[str, Any]]:
+    """CORE with 1 iteration; copy the two most expanded graphs of the last iteration to ``out/graphs``."""
+    from gui_envs.verifiers.graph import StrategyGraph
+    from trainers.core.config import CoreConfig
+    from trainers.core.loop import finished_iterations, train_core
+
+    run = out / "work" / "core"
+    shutil.rmtree(run, ignore_errors=True)
+    cfg = CoreConfig(
+        model=str(model), envs=sorted({t.split(":")[0] for t in config.core_templates}),
+        templates=list(config.core_templates), demo_fraction=0.34, test_fraction=0.3, iterations=1,
+        samples_per_task=config.core_samples, scripted_samples=config.core_samples - 1, detour_p=0.6, max_steps=6,
+        max_new_tokens=8, output_format="text", batch_size=8, learning_rate=1e-3, device="cpu", output_dir=str(run),
+    )  # fmt: skip
+    metrics = train_core(cfg, console=console)["metrics"]
+    last = finished_iterations(run)[-1]
+    graphs = sorted(((StrategyGraph.load(p), p) for p in (last / "graphs").glob("*.json")),
+                    key=lambda gp: -gp[0].path_count())  # fmt: skip
+    (out / "graphs").mkdir(exist_ok=True)
+    for graph, path in graphs[:2]:
+        graph.save(out / "graphs" / f"{path.stem}_graph.json")
+    bc, it1 = metrics[0], metrics[-1]
+    result = (
+        f"{bc['graphs']} graphs from demos; iteration 1: {it1['sampled']} samples, {it1['fully']} fully / "
+        f"{it1['partially']} partially passed, {it1['expanded']} graph(s) expanded, "
+        f"{it1['new_success'] + it1['new_failure']} task(s) mined, avg paths {it1['avg_path_count']:.2f}"
+    )
+    shutil.copyfile(run / "metrics.png", out / "core_metrics.png")
+    return result, {"metrics": metrics, "graphs": [p.name for _, p in graphs[:2]]}
+
+
+def _grpo(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple[str, dict[str, Any]]:
+    import numpy as np
+
+    from trainers.grpo_compare import compare, plot_compare
+
+    curves = compare(
+        model, ["binary", "ssl"], config.grpo_seeds, config.grpo_steps, out / "work" / "grpo", progress=True,
+        on_run=lambda v, s, c: console.print(f"  {v} seed {s}: success {c[:10].mean():.3f} (first 10 steps) -> "
+                                             f"{c[-10:].mean():.3f} (last 10)"),
+    )  # fmt: skip
+    plot_compare(curves, out / "grpo_rewards.png", k=min(10, config.grpo_steps))
+    (out / "grpo_curves.json").write_text(json.dumps({v: [c.tolist() for c in runs] for v, runs in curves.items()}))
+    tail = max(1, min(20, config.grpo_steps // 2))
+    final = {v: float(np.mean([c[-tail:].mean() for c in runs])) for v, runs in curves.items()}
+    start = {v: float(np.mean([c[:tail].mean() for c in runs])) for v, runs in curves.items()}
+    result = ", ".join(f"{v} {start[v]:.2f} -> {final[v]:.2f}" for v in curves)
+    return f"success (first -> last {tail} steps): {result}", {"start": start, "final": final}
+
+
+def _eval(config: DemoConfig, out: Path) -> tuple[str, list[list[str]]]:
+    from agents.evaluate import evaluate
+
+    fmt = lambda v: "-" if v is None else f"{100 * v:.1f}"  # noqa: E731
+    rows, reports = [], []
+    for dataset in config.eval_datasets:
+        with gym.make("GuiOffline-v0", dataset=dataset) as env:
+            n = min(config.eval_episodes or 10**9, len(env.unwrapped.episodes))
+            for agent in (OracleAgent(env), RandomAgent(env.action_space, seed=0)):
+                report, _ = evaluate(env, agent, n)
+                reports.append({"dataset": dataset, **report.to_dict()})
+                m = report.metrics
+                rows.append([dataset, report.agent, str(n), fmt(m["Type"]), fmt(m["GR"]), fmt(m["SR"]),
+                             fmt(report.success_rate)])  # fmt: skip
+    (out / "eval.json").write_text(json.dumps(reports, indent=1))
+    random_sr = [r[5] for r in rows if r[1] != "oracle"]
+    return f"{len(config.eval_datasets)} fixtures; random agent SR {', '.join(random_sr)} (%)", rows
+
+
+def run_mission(config: DemoConfig | None = None, console: Console | None = None) -> dict[str, Any]:
+    """Run every stage; print progress and the summary table; return ``{"summary", "seconds", "report", ...}``.
+
+    Seconds are wall-clock per stage; the report is ``config.out/report.html``.
+    """
+    import torch
+
+    from agents.tiny_models import build_causal_lm
+    from guigym.report import write_report
+
+    config = config or DemoConfig()
+    console = console or Console()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary: list[list[str]] = []
+    seconds: dict[str, float] = {}
+    results: dict[str, Any] = {}
+    # The tiny model is faster on one thread (less overhead than work per op); restored on the way out.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    stages = ["baselines", "demos", "core", "grpo", "eval", "report"]
+
+    def stage(name: str, title: str, body: Callable[[], tuple[str, str]]) -> None:
+        console.rule(f"[bold]{stages.index(name) + 1}/{len(stages)} {name}[/bold]: {title}")
+        t0 = time.perf_counter()
+        result, artefacts = body()
+        seconds[name] = time.perf_counter() - t0
+        summary.append([name, result, artefacts, f"{seconds[name]:.0f}"])
+        console.print(f"[green]done[/green] in {seconds[name]:.0f} s: {result}")
+
+    def baselines() -> tuple[str, str]:
+        results["baselines"] = rows = baseline_rows(config.baseline_episodes, console)
+        console.print(_table(f"baselines ({config.baseline_episodes} episodes each)", BASELINE_COLUMNS, rows))
+        solved = {agent: sum(r[3] != "0%" for r in rows if (r[1] == "oracle") == (agent == "oracle"))
+                  for agent in ("oracle", "random")}  # fmt: skip
+        return (f"envs with a success: oracle {solved['oracle']}/{len(DEMO_ENVS)}, "
+                f"random {solved['random']}/{len(DEMO_ENVS)}", "report tables")  # fmt: skip
+
+    def demos() -> tuple[str, str]:
+        result, results["demos"] = _oracle_demos(config, out)
+        return result, f"{out / 'demos'}/"
+
+    def core() -> tuple[str, str]:
+        results["model"] = model = build_causal_lm(out / "work" / "tiny-llama")
+        console.print(f"  tiny Llama (2 layers, hidden 32) built from a config in {model}")
+        result, results["core"] = _core(config, model, out, console)
+        return result, f"{out / 'graphs'}/, core_metrics.png"
+
+    def grpo() -> tuple[str, str]:
+        result, results["grpo"] = _grpo(config, results["model"], out, console)
+        return result, "grpo_rewards.png, grpo_curves.json"
+
+    def eval_() -> tuple[str, str]:
+        result, rows = _eval(config, out)
+        results["eval"] = rows
+        console.print(_table("GuiOffline-v0 fixtures (%)", EVAL_COLUMNS, rows))
+        return result, "eval.json"
+
+    def report() -> tuple[str, str]:
+        tables = {
+            "Offline evaluation on the bundled fixtures (%, seed 000 sec. 4.1)": (EVAL_COLUMNS, results["eval"]),
+            f"Random against oracle ({config.baseline_episodes} episodes each)": (BASELINE_COLUMNS, results["baselines"]),
+            "Demo stages before this page (seconds: wall clock)": (SUMMARY_COLUMNS, summary),
+        }  # fmt: skip
+        figures = {
+            "GRPO on ClickGrid-v0: ssl against binary reward (tiny Llama)": out / "grpo_rewards.png",
+            "CORE per iteration (0: behaviour cloning on the oracle demonstrations)": out / "core_metrics.png",
+        }
+        results["report"] = write_report(out, title="guigym demo", tables=tables, figures=figures, skip=("work",))
+        return "curves, tables, GIFs and graph drawings on one page", str(results["report"])
+
+    try:
+        stage("baselines", "random and oracle agents on every env family", baselines)
+        stage("demos", "oracle demonstrations on the shop (Chromium) and the simulated phone", demos)
+        stage("core", "tiny model, strategy graphs from demos, one CORE iteration", core)
+        stage("grpo", "GRPO with ssl against binary reward on ClickGrid-v0", grpo)
+        stage("eval", "Type / GR / SR on the offline fixtures", eval_)
+        stage("report", f"{out / 'report.html'}", report)
+    finally:
+        torch.set_num_threads(threads)
+    total = sum(seconds.values())
+    summary.append(["total", "", "", f"{total:.0f}"])
+    console.print(_table("guigym demo: summary", SUMMARY_COLUMNS, summary))
+    console.print(f"open {results['report']} in a browser")
+    return {**results, "summary": summary, "seconds": seconds}

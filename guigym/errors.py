@@ -44,7 +44,7 @@ def check_config_model(model: str) -> None:
     if looks_local and not path.exists():
         raise ModelPathError(
             f"model {model!r} does not exist. Build the tiny test model there with `python -c \"from "
-            "tests.agents.tiny_models import build_causal_lm as b; from pathlib import Path; "
+            "agents.tiny_models import build_causal_lm as b; from pathlib import Path; "
             f"b(Path('{model}'))\"` or point `model` at a folder saved with save_pretrained"
         )
 

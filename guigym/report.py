@@ -5,7 +5,8 @@ trajectory folder found under ``RUN_DIR`` (any folder holding ``trajectory.jsonl
 verdict and return, the episode GIF (:mod:`gui_envs.episode_gif`), and per step the screenshot with a red
 marker where the action pointed, the model's text, the action, the reward and the step's verdict. Strategy
 graphs (``*graph*.json`` files of :class:`gui_envs.verifiers.graph.StrategyGraph`) are drawn, and training logs
-(``metrics.jsonl`` of the GRPO / SFT trainers) are plotted as curves.
+(``metrics.jsonl`` of the GRPO / SFT trainers) are plotted as curves. A caller such as ``guigym demo`` can add
+its own tables and figures at the top, and leave sub-folders (scratch work) out.
 
 The GIFs are also written as files, ``RUN_DIR/report_gifs/<trajectory id>.gif``.
 """
@@ -18,6 +19,7 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +116,29 @@ def _episode_html(traj: Trajectory, folder: Path, gif_dir: Path) -> str:
     return "\n".join(parts)
 
 
-def _graphs_html(run_dir: Path, scratch: Path) -> str:
+def _found(run_dir: Path, pattern: str, skip: Sequence[str]) -> list[Path]:
+    """Files under ``run_dir`` matching ``pattern``, except those under the top-level folders named in ``skip``."""
+    return sorted(p for p in run_dir.rglob(pattern) if p.relative_to(run_dir).parts[0] not in skip)
+
+
+def _extras_html(tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]], figures: Mapping[str, Path]) -> str:
+    e = html.escape
+    parts = []
+    for title, (columns, rows) in tables.items():
+        head = "".join(f"<th>{e(str(c))}</th>" for c in columns)
+        body = "".join("<tr>" + "".join(f"<td>{e(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+        parts.append(f"<h2>{e(title)}</h2><table><tr>{head}</tr>{body}</table>")
+    for caption, png in figures.items():
+        parts.append(f"<h2>{e(caption)}</h2>"
+                     f'<img alt="{e(caption)}" src="{_data_uri(Path(png).read_bytes(), "image/png")}">')
+    return "\n".join(parts)
+
+
+def _graphs_html(run_dir: Path, scratch: Path, skip: Sequence[str] = ()) -> str:
     from gui_envs.verifiers.graph import StrategyGraph
 
     parts = []
-    for path in sorted(run_dir.rglob("*graph*.json")):
+    for path in _found(run_dir, "*graph*.json", skip):
         try:
             graph = StrategyGraph.load(path)
             png = graph.draw(scratch / f"graph_{len(parts)}.png")
@@ -129,15 +149,15 @@ def _graphs_html(run_dir: Path, scratch: Path) -> str:
     return "<h2>Strategy graphs</h2>" + "".join(parts) if parts else ""
 
 
-def _curves_html(run_dir: Path, scratch: Path) -> str:
+def _curves_html(run_dir: Path, scratch: Path, skip: Sequence[str] = ()) -> str:
     from trainers.run_log import plot_curve, read_log
 
     parts = []
-    for log in sorted(run_dir.rglob("metrics.jsonl")):
+    for log in _found(run_dir, "metrics.jsonl", skip):
         records = read_log(log)
-        if not records:
-            continue
         keys = [k for k in ("reward_mean", "success_rate", "loss") if any(k in r for r in records)]
+        if not keys:
+            continue  # empty, or a log of other quantities (CORE's per-iteration table)
         try:
             png = plot_curve(log, scratch / f"curve_{len(parts)}.png", keys=keys)
         except ImportError:
@@ -147,11 +167,27 @@ def _curves_html(run_dir: Path, scratch: Path) -> str:
     return "<h2>Training curves</h2>" + "".join(parts) if parts else ""
 
 
-def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | None = None) -> Path:
+def write_report(
+    run_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    title: str = "guigym run report",
+    tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] | None = None,
+    figures: Mapping[str, str | os.PathLike[str]] | None = None,
+    skip: Sequence[str] = (),
+) -> Path:
     """Write the HTML report of ``run_dir`` (default ``RUN_DIR/report.html``) and return its path.
 
+    Args:
+        run_dir: the run folder; trajectories, strategy graphs and training logs are found anywhere below it.
+        out: the page to write.
+        title: the page's heading.
+        tables: ``{title: (column names, rows)}``, shown first, cells as text.
+        figures: ``{caption: PNG file}``, shown after the tables, embedded.
+        skip: names of ``run_dir``'s sub-folders to leave out (scratch work, checkpoints).
+
     Raises:
-        ReportError: ``run_dir`` does not exist, or holds no trajectory, strategy graph or training log.
+        ReportError: ``run_dir`` does not exist, or holds nothing to show.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -159,25 +195,26 @@ def write_report(run_dir: str | os.PathLike[str], out: str | os.PathLike[str] | 
     out_path = Path(out) if out is not None else run_dir / "report.html"
     gif_dir = run_dir / "report_gifs"
     episodes, skipped = [], []
-    for marker in sorted(run_dir.rglob(TRAJECTORY_FILE)):
+    for marker in _found(run_dir, TRAJECTORY_FILE, skip):
         try:
             episodes.append((Trajectory.load(marker.parent, load_images=True), marker.parent))
         except TrajectoryFormatError as exc:
             skipped.append(f"{marker.parent}: {exc}")
     with tempfile.TemporaryDirectory() as tmp:
-        graphs, curves = _graphs_html(run_dir, Path(tmp)), _curves_html(run_dir, Path(tmp))
-        if not episodes and not graphs and not curves:
+        graphs, curves = _graphs_html(run_dir, Path(tmp), skip), _curves_html(run_dir, Path(tmp), skip)
+        extras = _extras_html(tables or {}, {k: Path(v) for k, v in (figures or {}).items()})
+        if not episodes and not graphs and not curves and not extras:
             raise ReportError(
                 f"{run_dir} holds no trajectory ({TRAJECTORY_FILE}), strategy graph or metrics.jsonl; "
                 "record episodes with `guigym run ENV_ID --record DIR` first"
             )
-        body = [f"<h1>guigym run report</h1><p>{html.escape(str(run_dir))}</p>"]
+        body = [f"<h1>{html.escape(title)}</h1><p>{html.escape(str(run_dir))}</p>"]
         if episodes:
             successes = [t.success for t, _ in episodes if t.success is not None]
             rate = f"{sum(successes) / len(successes):.0%}" if successes else "-"
             noun = "episode" if len(episodes) == 1 else "episodes"
             body.append(f"<p>{len(episodes)} {noun} &middot; success rate {rate}</p>")
-        body += [curves, graphs]
+        body += [extras, curves, graphs]
         body += [_episode_html(t, f, gif_dir) for t, f in episodes]
         if skipped:
             body.append("<h2>Unreadable trajectories</h2><pre>" + html.escape("\n".join(skipped)) + "</pre>")

@@ -1,91 +1,16 @@
 """Tiny, randomly initialised Hugging Face models for tests, saved to disk so the real loading path runs.
 
-Nothing is downloaded: the tokenizer is a byte-level BPE trained here on a few lines of text, with a
-Qwen-style chat template; the models are built from configs with two layers and hidden size 32-64.
+The tokenizer and the causal LM live in :mod:`agents.tiny_models` (``guigym demo`` builds them too); the tiny
+Qwen2-VL, which only the tests need, is built here from the same tokenizer. Nothing is downloaded.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SPECIAL_TOKENS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<|vision_start|>",
-    "<|vision_end|>",
-    "<|image_pad|>",
-    "<|video_pad|>",
-    "<|box_start|>",
-    "<|box_end|>",
-]
+from agents.tiny_models import CHAT_TEMPLATE, SPECIAL_TOKENS, build_causal_lm, build_tokenizer
 
-CHAT_TEMPLATE = (
-    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    "{% if message['content'] is string %}{{ message['content'] }}"
-    "{% else %}{% for part in message['content'] %}"
-    "{% if part['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
-    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
-    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
-
-_CORPUS = [
-    "<think>the answer is in the grid</think><answer>[{'action': 'click', 'point': [12, 40]}]</answer>",
-    'click the search button. scroll down. type "hello world". press Back. stop.',
-    "Sudoku maze path: 1 2 3 4 5 6 7 8 9 0 up down left right . | # S G",
-    "You are GUI-R1, a reasoning GUI Agent Assistant. Instruction: open the settings page.",
-    "The page shows a list of items with buttons, icons and input fields.",
-]
-
-
-def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
-    """A byte-level BPE (every string encodes) with the special tokens and the chat template above."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        chat_template=CHAT_TEMPLATE,
-    )
-    if path is not None:
-        fast.save_pretrained(path)
-    return fast
-
-
-def build_causal_lm(path: Path) -> Path:
-    """A 2-layer Llama (hidden 32) with the tiny tokenizer, saved under ``path``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tokenizer = build_tokenizer(path)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
-        bos_token_id=None,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(path)
-    return path
+__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "build_causal_lm", "build_qwen2_vl", "build_tokenizer"]
 
 
 def image_only_qwen2_vl_processor_class(version: str = "2"):  # -> type[Qwen2VLProcessor]

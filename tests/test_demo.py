@@ -1,0 +1,63 @@
+"""``guigym demo --quick``: every stage of the demo runs, cut down, and leaves its artefacts; the report page
+references them and opens in headless Chromium with every image loaded and no console error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gui_envs.verifiers.graph import StrategyGraph
+from guigym.cli import app
+from guigym.demo import DemoConfig
+from tests.test_report import _open_in_chromium
+
+pytest.importorskip("playwright")
+pytest.importorskip("transformers")
+
+
+def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(app, ["demo", "--quick", "--out", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    summary = result.output.split("guigym demo: summary")[-1]
+    for stage in ("baselines", "demos", "core", "grpo", "eval", "report", "total"):
+        assert stage in summary, stage
+
+    # Oracle demonstrations on the shop and the phone, with screenshots.
+    demos = sorted((out / "demos").glob("*/trajectory.jsonl"))
+    assert len(demos) == 2
+    envs = {json.loads(p.read_text().splitlines()[0])["env_id"] for p in demos}
+    assert envs == {"GuiWeb-Shop-v0", "GuiAndroid-v0"}
+    assert all(list(p.parent.glob("*.png")) for p in demos)
+    # CORE: a strategy graph and its drawing, and the loop's per-iteration curve.
+    graphs = list((out / "graphs").glob("*_graph.json"))
+    assert graphs and StrategyGraph.load(graphs[0]).codes
+    assert list((out / "work" / "core" / "iter_01" / "graphs").glob("*.png"))
+    assert (out / "core_metrics.png").stat().st_size > 0
+    # GRPO: one curve per reward, one success rate per step.
+    curves = json.loads((out / "grpo_curves.json").read_text())
+    steps = DemoConfig.quick().grpo_steps
+    assert set(curves) == {"binary", "ssl"} and all(len(c) == steps for runs in curves.values() for c in runs)
+    assert (out / "grpo_rewards.png").stat().st_size > 0
+    # Offline evaluation: Type / GR / SR per fixture and agent; the oracle scores 100.
+    reports = json.loads((out / "eval.json").read_text())
+    assert {(r["dataset"], r["agent"]) for r in reports} >= {("screenspot", "oracle"), ("androidcontrol", "random")}
+    assert all(set(r["metrics"]) >= {"Type", "GR", "SR"} for r in reports)
+    assert all(r["metrics"]["SR"] == 1.0 for r in reports if r["agent"] == "oracle")
+
+    page = out / "report.html"
+    text = page.read_text()
+    for needle in ("Type", "GR", "SR", "GRPO on ClickGrid-v0", "CORE per iteration", "Strategy graphs",
+                   "data:image/gif;base64", "Demo stages before this page"):  # fmt: skip
+        assert needle in text, needle
+    assert "iter_01" not in text  # the scratch folder (CORE samples, checkpoints) stays out of the page
+    assert len(list((out / "report_gifs").glob("*.gif"))) == 2
+
+    loaded = _open_in_chromium(page)
+    # 2 figures, 1 graph drawing per copied graph, and per episode a GIF, the steps and the final screen
+    assert len(loaded["widths"]) >= 2 + len(graphs) + 2 * 3
+    assert all(w > 0 for w in loaded["widths"]), loaded["widths"]
+    assert loaded["errors"] == []
