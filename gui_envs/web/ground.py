@@ -171,9 +171,9 @@ class GuiWebGroundEnv(WebEnvBase):
     def _described(self) -> dict[str, list[str]]:
         """``describe="structure"``: candidates with at least one description that fits no other candidate."""
         inside = self._inside()
-        assert self._session is not None
+        assert self._browser.session is not None
         ids = [el["id"] for el in inside]
-        contexts = self._session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
+        contexts = self._browser.session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
         candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
         described = referring.describe_page(candidates, contexts, self.viewport)
         return {i: texts for i, texts in described.items() if texts}
@@ -234,7 +234,7 @@ class GuiWebGroundEnv(WebEnvBase):
             "success": bool(hit),
             "score": 1.0 if hit else 0.0,
             "action_error": error,
-            "blocked_requests": self._take_blocked(),
+            "blocked_requests": self._browser.take_blocked(),
             "url": self._view.url,
             "task": "ground",
         }

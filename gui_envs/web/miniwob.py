@@ -167,7 +167,7 @@ class MiniWoBEnv(WebEnvBase):
         episode_seed = int(episode_seed)
         self._seed = episode_seed
         self._steps = 0
-        self._take_blocked()
+        self._browser.take_blocked()
         url = self.task_url
 
         def work(h: SessionHandles) -> tuple[Any, ...]:
@@ -180,7 +180,7 @@ class MiniWoBEnv(WebEnvBase):
             # the page sideways.
             h.page.evaluate("() => window.scrollTo(0, 0)")
             state = h.page.evaluate(_STATE_JS)
-            return state, *self._observe_in_thread(h.page)
+            return state, *self._page_observer()(h.page)
 
         state, view, image = self._ensure_session().call(work)
         self._absorb(view, image)
@@ -193,9 +193,9 @@ class MiniWoBEnv(WebEnvBase):
         stop = parsed is not None and parsed.type == "stop"
         if parsed is not None and not stop:
             error = self._act(parsed, self.task_url)
-        if self._session is None:
+        if self._browser.session is None:
             raise ResetNeededError("call reset() before step()")
-        state = self._session.call(lambda h: h.page.evaluate(_STATE_JS))
+        state = self._browser.session.call(lambda h: h.page.evaluate(_STATE_JS))
         reward = float(state["reward"]) if state["done"] else 0.0
         if error:
             reward -= self.invalid_action_penalty
@@ -218,7 +218,7 @@ class MiniWoBEnv(WebEnvBase):
             "raw_reward": float(state["raw"]),
             "reason": state["reason"],
             "action_error": error,
-            "blocked_requests": self._take_blocked(),
+            "blocked_requests": self._browser.take_blocked(),
             "url": self._view.url,
         }
 
