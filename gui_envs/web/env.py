@@ -61,6 +61,10 @@ class WebEnvBase(ScreenEnv):
     def _route_table(self) -> RouteTable:
         raise NotImplementedError
 
+    @property
+    def _session(self) -> Session | None:
+        return self._browser.session
+
     def _ensure_session(self) -> Session:
         """The live session; opens one (first reset, or after a crash)."""
         return self._browser.ensure(self._route_table)
@@ -69,10 +73,6 @@ class WebEnvBase(ScreenEnv):
         """``observe(page)`` with this env's settings, holding no reference to the env."""
         image_format = self.screenshot_format if self.screenshots else None
         return functools.partial(observation.observe, timeout_ms=self.timeout_s * 1000, image_format=image_format)
-
-    def _load(self, url: str) -> None:
-        """Open ``url`` on a fresh page (reset), then observe."""
-        self._absorb(*self._browser.open(self._ensure_session(), url, self._page_observer()))
 
     def _act(self, action: Action, home_url: str) -> str | None:
         """Execute ``action`` and observe; returns the action error, if any."""

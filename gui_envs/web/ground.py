@@ -132,7 +132,8 @@ class GuiWebGroundEnv(WebEnvBase):
         for _ in range(20):  # a few pages have no unique target; draw again
             state = self.states[hosts[int(rng.integers(len(hosts)))]]
             paths = page_paths(state)
-            self._load(state.site.origin + paths[int(rng.integers(len(paths)))])
+            url = state.site.origin + paths[int(rng.integers(len(paths)))]
+            self._absorb(*self._browser.open(self._ensure_session(), url, self._page_observer()))
             described = self._described() if self.describe == "structure" else self._text_described()
             if described:
                 break
@@ -171,9 +172,9 @@ class GuiWebGroundEnv(WebEnvBase):
     def _described(self) -> dict[str, list[str]]:
         """``describe="structure"``: candidates with at least one description that fits no other candidate."""
         inside = self._inside()
-        assert self._browser.session is not None
+        assert self._session is not None
         ids = [el["id"] for el in inside]
-        contexts = self._browser.session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
+        contexts = self._session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
         candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
         described = referring.describe_page(candidates, contexts, self.viewport)
         return {i: texts for i, texts in described.items() if texts}

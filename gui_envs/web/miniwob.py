@@ -193,9 +193,9 @@ class MiniWoBEnv(WebEnvBase):
         stop = parsed is not None and parsed.type == "stop"
         if parsed is not None and not stop:
             error = self._act(parsed, self.task_url)
-        if self._browser.session is None:
+        if self._session is None:
             raise ResetNeededError("call reset() before step()")
-        state = self._browser.session.call(lambda h: h.page.evaluate(_STATE_JS))
+        state = self._session.call(lambda h: h.page.evaluate(_STATE_JS))
         reward = float(state["reward"]) if state["done"] else 0.0
         if error:
             reward -= self.invalid_action_penalty
