@@ -12,12 +12,10 @@ from gymnasium import spaces
 from gui_envs.actions import Action
 from gui_envs.android import executor
 from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
-from gui_envs.android.hierarchy import UIElement, parse_hierarchy
+from gui_envs.android.hierarchy import UIElement, parse_hierarchy, public_elements
 from gui_envs.android.tasks import TASKS, PhoneState
 from gui_envs.android.tasks.base import PhoneView, Target
-from gui_envs.browser.chromium import headless_for
-from gui_envs.browser.observation import CHARSET, MAX_ELEMENTS_CHARS, MAX_TEXT, clean_text, fit_elements
-from gui_envs.browser.shared import SharedBrowser
+from gui_envs.browser.observation import fit_frame, screen_observation, screen_spaces
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import phone_record
@@ -60,6 +58,14 @@ class PhoneEnvBase(ScreenEnv):
     the screen scaled by ``screenshot_scale`` (**screenshot pixels**; 360 x 800 by default), and every
     coordinate an agent sends or reads (action points, element bboxes, ``target_bbox``) is in screenshot
     pixels. Device = screenshot / ``screenshot_scale``.
+
+    Args:
+        backend: ``"simulated"``, ``"uiautomator2"`` or a :class:`DeviceBackend` (see :func:`make_backend`).
+        serial: device serial for ``"uiautomator2"``.
+        screenshot_scale: screenshot pixels per device pixel, in (0, 1].
+        **screen: ``headless``, ``timeout_s`` (per device operation), ``render_mode``, ``screenshots``,
+            ``shared_browser``: see :class:`~gui_envs.tasks.env.ScreenEnv`; the Chromium options reach the
+            simulated phone only.
     """
 
     def __init__(
@@ -67,25 +73,17 @@ class PhoneEnvBase(ScreenEnv):
         backend: str | DeviceBackend = "simulated",
         serial: str | None = None,
         screenshot_scale: float = 1 / 3,
-        headless: bool = True,
-        timeout_s: float = 10.0,
-        render_mode: str | None = None,
-        screenshots: bool = True,
-        shared_browser: SharedBrowser | None = None,
+        **screen: Any,
     ) -> None:
-        self._init_screen(render_mode, screenshots)
+        super().__init__(**screen)
         if not 0 < screenshot_scale <= 1:
             raise ValueError(f"screenshot_scale must be in (0, 1], got {screenshot_scale!r}")
         kwargs: dict[str, Any] = {}
         if backend == "simulated":
             # "human": the simulated phone's window itself, where a display exists.
-            kwargs = {
-                "headless": headless_for(render_mode, headless),
-                "timeout_s": timeout_s,
-                "shared_browser": shared_browser,
-            }
+            kwargs = {"headless": self.headless, "timeout_s": self.timeout_s, "shared_browser": self.shared_browser}
         elif backend == "uiautomator2":
-            kwargs = {"timeout_s": timeout_s}
+            kwargs = {"timeout_s": self.timeout_s}
         self.backend = make_backend(backend, serial, **kwargs)
         self.simulated = hasattr(self.backend, "restore")
         self.scale = float(screenshot_scale)
@@ -95,50 +93,23 @@ class PhoneEnvBase(ScreenEnv):
         self._frame = np.zeros((self.screen[1], self.screen[0], 3), np.uint8)
         self._app = ("", "")
 
-    # ----- observation ------------------------------------------------------------------------------------
     def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
-        width, height = self.screen
-        return {
-            "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
-            "elements": spaces.Text(MAX_ELEMENTS_CHARS, min_length=0, charset=CHARSET),
-            "instruction": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
-            "app": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
-            "activity": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
-        }
+        return screen_spaces(self.screen, ("instruction", "app", "activity"))
 
     def _observe(self) -> None:
         """Read the screen: hierarchy (elements), screenshot, foreground app."""
         self._elements = parse_hierarchy(self.backend.hierarchy())
         self._app = self.backend.app_current()
-        if not self.screenshots:
-            return
-        frame = self.backend.screenshot(self.scale)
-        if frame.shape[:2] != (self.screen[1], self.screen[0]):
-            fixed = np.zeros((self.screen[1], self.screen[0], 3), np.uint8)
-            h, w = min(frame.shape[0], self.screen[1]), min(frame.shape[1], self.screen[0])
-            fixed[:h, :w] = frame[:h, :w]
-            frame = fixed
-        self._frame = frame
+        if self.screenshots:
+            self._frame = fit_frame(self.backend.screenshot(self.scale), self.screen)
 
     def public_elements(self) -> list[dict[str, Any]]:
         """The observation's element list (bboxes in screenshot pixels)."""
-        out = []
-        for el in self._elements:
-            item = el.public(self.scale)
-            for key in ("text", "value", "content_desc", "resource_id", "class", "package", "role"):
-                item[key] = clean_text(str(item[key]))
-            out.append(item)
-        return out
+        return public_elements(self._elements, self.scale)
 
     def _base_obs(self, instruction: str) -> dict[str, Any]:
-        _, text = fit_elements(self.public_elements())
-        return {
-            "screenshot": self._frame.copy(),  # callers may keep or modify it
-            "elements": text,
-            "instruction": clean_text(instruction)[:MAX_TEXT],
-            "app": clean_text(self._app[0])[:MAX_TEXT],
-            "activity": clean_text(self._app[1])[:MAX_TEXT],
-        }
+        texts = {"instruction": instruction, "app": self._app[0], "activity": self._app[1]}
+        return screen_observation(self._frame, self.public_elements(), texts)
 
     def take_server_errors(self) -> list[str]:
         """The app handler failures (500 pages) since the last call; a real device has none to report."""
@@ -149,7 +120,6 @@ class PhoneEnvBase(ScreenEnv):
         """The element with id ``element_id`` on the current screen, or ``None``."""
         return executor.find(self._elements, element_id)
 
-    # ----- actions ------------------------------------------------------------------------------------------
     def act(self, action: Action) -> str | None:
         """Perform ``action`` and observe the result; returns why the action was a no-op, or ``None``.
 
@@ -182,32 +152,25 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     device or emulator; the bundled tasks read the simulated apps' databases, so on a device the env runs the
     free-form ``instruction`` you give and cannot judge it (reward 0, ``success`` False).
 
-    **Observation** (``spaces.Dict``):
+    **Observation, action, reward, episode end, info, privileged, reset**: as
+    :class:`~gui_envs.tasks.env.TaskEnv` says, and:
 
-    * ``screenshot``: ``Box(0, 255, (H, W, 3), uint8)``, the screen at ``screenshot_scale`` (default 1/3:
-      ``W, H = 360, 800`` screenshot pixels for a 1080 x 2400 device);
-    * ``elements``: ``Text``, a JSON list parsed from the uiautomator hierarchy
-      (:func:`~gui_envs.android.hierarchy.parse_hierarchy`), each ``{"id", "role", "text", "value", "bbox":
-      [x0, y0, x1, y1] (screenshot pixels), "clickable", "resource_id", "content_desc", "class", "package", "tag"}`` (``tag`` = ``class``);
-    * ``instruction``, ``app`` (foreground package) and ``activity``: ``Text``; ``step``: ``Discrete(max_steps + 1)``.
-
-    **Action**: :class:`~gui_envs.actions.ActionSpace` (screen-sized); Action JSON or GUI-R1 text, and
-    :class:`~gui_envs.actions.Action` objects and dicts. The AITZ / AndroidControl / AndroidWorld action set maps
-    onto the shared schema: ``click`` (point or ``element_id``), ``long_press``, ``scroll`` (direction; view
-    moves that way), ``swipe`` (start and end point, or a direction the finger moves), ``type`` (with a target:
-    tap it and replace its text; without: type into the focused field), ``press`` ``enter``, ``navigate``
-    ``back`` / ``home``, ``open_app`` (label, alias or package), ``wait``, and ``stop`` (status ``success`` or
-    ``infeasible``, optional ``answer``). Points are screenshot pixels. Arguments are checked before they
-    reach the device (:class:`~gui_envs.actions.Action` checks its fields); whatever ``step`` is given, it returns, at worst with an
-    ``action_error`` no-op.
-
-    **Reward, episode end, info, privileged, reset**: as :class:`~gui_envs.tasks.env.TaskEnv` says, and: success
-    is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do; infeasible
-    tasks pass only when the agent searched (the app's search log) before ``stop(status="infeasible")``. A device
-    failure raises :class:`~gui_envs.android.backend.DeviceError` (the simulated phone's next ``reset``
-    relaunches Chromium). ``info`` adds ``server_errors`` (one line per app handler that failed with a 500 page
-    since the last step; always empty on a device), ``app`` and ``activity``. A warm reset restores every app
-    database from a cached seeded template (SQLite backup) and goes to the home screen.
+    * ``screenshot``: the screen at ``screenshot_scale`` (default 1/3: ``W, H = 360, 800`` screenshot pixels for a
+      1080 x 2400 device); ``elements`` are parsed from the uiautomator hierarchy
+      (:func:`~gui_envs.android.hierarchy.parse_hierarchy`), each record adding ``"resource_id"``,
+      ``"content_desc"``, ``"class"`` and ``"package"`` (``tag`` = ``class``);
+    * ``app`` (foreground package) and ``activity``: ``Text``;
+    * the AITZ / AndroidControl / AndroidWorld action set maps onto the shared schema: ``click`` (point or
+      ``element_id``), ``long_press``, ``scroll`` (direction; view moves that way), ``swipe`` (start and end point,
+      or a direction the finger moves), ``type`` (with a target: tap it and replace its text; without: type into
+      the focused field), ``press`` ``enter``, ``navigate`` ``back`` / ``home``, ``open_app`` (label, alias or
+      package), ``wait``, and ``stop`` (status ``success`` or ``infeasible``, optional ``answer``);
+    * success is read from the apps' SQLite databases (and the foreground app), as AndroidWorld's validators do;
+      infeasible tasks pass only when the agent searched (the app's search log) before
+      ``stop(status="infeasible")``;
+    * a device failure raises :class:`~gui_envs.android.backend.DeviceError` (the simulated phone's next
+      ``reset`` relaunches Chromium); ``info`` adds ``app`` and ``activity`` (``server_errors`` is always empty
+      on a device); a reset goes to the home screen.
 
     Version history: v0, initial release.
 
@@ -215,16 +178,9 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
         apps: app names whose tasks form the pool (see :data:`APP_NAMES`); ``tasks``, ``max_steps``,
             ``invalid_action_penalty``: see :class:`~gui_envs.tasks.env.TaskEnv`.
         instruction: the free-form instruction for a real device (ignored on the simulated phone).
-        backend: ``"simulated"``, ``"uiautomator2"`` or a :class:`DeviceBackend`.
-        serial: device serial for ``"uiautomator2"``.
-        screenshot_scale: screenshot pixels per device pixel, in (0, 1].
-        headless: run Chromium headless (simulated phone).
-        timeout_s: per-operation device timeout in seconds.
-        render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (the simulated phone in a headed browser where
-            a display exists).
-        screenshots: capture the screen each step; ``False`` (text-only agents) leaves ``screenshot`` all zeros.
-        shared_browser: run the simulated phone as a context of this
-            :class:`~gui_envs.browser.shared.SharedBrowser` (N phones, one Chromium; :mod:`gui_envs.multi`).
+        **kwargs: the device options of :class:`PhoneEnvBase` (``backend``, ``serial``, ``screenshot_scale``) and
+            :class:`~gui_envs.tasks.env.ScreenEnv` (``headless``, ``timeout_s``, ``render_mode``, ``screenshots``,
+            ``shared_browser``: the simulated phone runs as a context of it).
     """
 
     family, registry, rng_salt = "phone", TASKS, 11
@@ -234,7 +190,6 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
         super().__init__(apps, **kwargs)
         self.free_instruction = instruction
 
-    # ----- the task env's hooks -------------------------------------------------------------------------------
     def _begin(self, cls: type[Task], seed: int) -> Task | None:
         if not self.simulated:  # the bundled tasks read the simulated apps' databases
             self.backend.press("home")
@@ -271,4 +226,3 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
 
     def _screen_info(self) -> dict[str, Any]:
         return {"server_errors": self.take_server_errors(), "app": self._app[0], "activity": self._app[1]}
-

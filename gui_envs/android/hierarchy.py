@@ -21,6 +21,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from gui_envs.browser.observation import clean_text
+
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 
 #: The ``"true"``/``"false"`` attributes of a ``<node>``, in the order uiautomator writes them.
@@ -208,6 +210,18 @@ def parse_hierarchy(xml: str, max_label: int = 120) -> list[UIElement]:
                 label=label,
             )
         )
+    return out
+
+
+def public_elements(elements: list[UIElement], scale: float) -> list[dict[str, Any]]:
+    """The observation's element list: each element's :meth:`UIElement.public` record (bbox in screenshot pixels,
+    ``scale`` screenshot pixels per device pixel), its text fields cleaned to the observation's charset."""
+    out = []
+    for el in elements:
+        item = el.public(scale)
+        for key in ("text", "value", "content_desc", "resource_id", "class", "package", "role"):
+            item[key] = clean_text(str(item[key]))
+        out.append(item)
     return out
 
 

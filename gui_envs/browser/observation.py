@@ -1,4 +1,5 @@
-"""Page observation: element extraction in one ``page.evaluate`` call, screenshots, Set-of-Marks, a text tree.
+"""Page observation: element extraction in one ``page.evaluate`` call, screenshots, Set-of-Marks, a text tree, and
+the observation dict every screen env (web and phone) assembles from them (:func:`screen_observation`).
 
 Element ids are stable within a page: the extraction script stamps ``data-guigym-id="<n>"`` on candidate
 elements in DOM order the first time it sees them and reuses the stamp afterwards, so a re-extraction of the
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 #: Characters allowed in the env's Text spaces (JSON, URLs, page text). Page text outside it becomes "?".
 CHARSET: str = (
@@ -118,6 +120,12 @@ class PageView:
                 return el
         return None
 
+    def bbox_of(self, element_id: str | None, size: tuple[int, int]) -> list[int] | None:
+        """The bbox of element ``element_id`` in whole pixels, clipped to the viewport ``size`` = (width, height);
+        ``None`` when no id is given or no element has it."""
+        el = self.by_id(element_id) if element_id else None
+        return clip_bbox(el["bbox"], size) if el is not None else None
+
 
 def extract(page: Any, max_elements: int = 600) -> PageView:
     """Run the extraction script in the page (one round trip). Runs in the browser thread."""
@@ -161,14 +169,19 @@ def decode(image: bytes, size: tuple[int, int]) -> np.ndarray:
     from PIL import Image
 
     with Image.open(io.BytesIO(image)) as img:
-        array = np.asarray(img.convert("RGB"))
+        return fit_frame(np.asarray(img.convert("RGB")), size)
+
+
+def fit_frame(array: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``array`` (H, W, 3) uint8 padded with black or cropped at the bottom right to ``size`` = (width, height)
+    pixels; the observation's screenshot has a fixed shape even when a capture comes back a pixel off."""
     width, height = size
-    if array.shape[:2] != (height, width):
-        fixed = np.zeros((height, width, 3), np.uint8)
-        h, w = min(height, array.shape[0]), min(width, array.shape[1])
-        fixed[:h, :w] = array[:h, :w]
-        array = fixed
-    return array
+    if array.shape[:2] == (height, width):
+        return array
+    fixed = np.zeros((height, width, 3), np.uint8)
+    h, w = min(height, array.shape[0]), min(width, array.shape[1])
+    fixed[:h, :w] = array[:h, :w]
+    return fixed
 
 
 def clean_text(text: str) -> str:
@@ -266,3 +279,54 @@ def draw_marks(image: np.ndarray, elements: list[dict[str, Any]]) -> np.ndarray:
         draw.rectangle((x0, y0, x0 + w, y0 + 12), fill=(230, 30, 30))
         draw.text((x0 + 2, y0), label, fill=(255, 255, 255))
     return np.asarray(canvas)
+
+
+def screen_spaces(
+    size: tuple[int, int], texts: tuple[str, ...], som: bool = False, axtree: bool = False
+) -> dict[str, spaces.Space[Any]]:
+    """The spaces of :func:`screen_observation`'s keys: ``screenshot`` (and ``som``) ``Box(0, 255, (H, W, 3),
+    uint8)`` for ``size`` = (W, H) pixels, ``elements`` (and ``axtree``) ``Text`` of at most
+    :data:`MAX_ELEMENTS_CHARS` characters, and a ``Text`` of at most :data:`MAX_TEXT` characters per name in
+    ``texts``."""
+    width, height = size
+    out: dict[str, spaces.Space[Any]] = {
+        "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
+        "elements": spaces.Text(MAX_ELEMENTS_CHARS, min_length=0, charset=CHARSET),
+        **{name: spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET) for name in texts},
+    }
+    if som:
+        out["som"] = spaces.Box(0, 255, (height, width, 3), np.uint8)
+    if axtree:
+        out["axtree"] = spaces.Text(MAX_ELEMENTS_CHARS, min_length=0, charset=CHARSET)
+    return out
+
+
+def screen_observation(
+    frame: np.ndarray,
+    elements: list[dict[str, Any]],
+    texts: dict[str, str],
+    som: bool = False,
+    axtree: bool = False,
+    title: str = "",
+) -> dict[str, Any]:
+    """The observation of a screen env (web page or phone), less its ``step``.
+
+    Args:
+        frame: the screenshot, (H, W, 3) uint8 pixels; the observation holds a copy (callers may keep or modify it).
+        elements: the public element records (bboxes in screenshot pixels); the JSON is cut to
+            :data:`MAX_ELEMENTS_CHARS` characters (:func:`fit_elements`), and ``som`` / ``axtree`` show the same cut.
+        texts: the Text fields in order (``url``, ``instruction``, ``app``...), cleaned and cut to :data:`MAX_TEXT`.
+        som: add ``som``, the screenshot with Set-of-Marks boxes and ids (:func:`draw_marks`).
+        axtree: add ``axtree`` (:func:`axtree_text`, headed by the page ``title`` when there is one).
+    """
+    elements, text = fit_elements(elements)
+    obs: dict[str, Any] = {
+        "screenshot": frame.copy(),
+        "elements": text,
+        **{name: clean_text(value)[:MAX_TEXT] for name, value in texts.items()},
+    }
+    if som:
+        obs["som"] = draw_marks(frame, elements)
+    if axtree:
+        obs["axtree"] = axtree_text(elements, title)[:MAX_ELEMENTS_CHARS]
+    return obs

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui_envs.browser.observation import PageView
-from gui_envs.browser.page import Session
+from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
 
@@ -71,6 +71,7 @@ class PagePair:
 
     def __init__(self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe) -> None:
         self.sides = [Side(owner, routes(owner)) for owner in owners]
+        self.routes_of = routes
         self.observe = observe
         self._generation = 0
 
@@ -155,3 +156,51 @@ class PagePair:
         else:
             side.observed = self.observe(side.page)
         side.done += 1
+
+
+class PreparedResets:
+    """Mixin for a task env on a :class:`~gui_envs.browser.page.HermeticBrowser` (``GuiWebEnv``): the episode plays
+    on the active side of a :class:`PagePair`, and the one the next ``reset()`` without a seed will draw is prepared
+    on the spare side while the agent acts, so that the reset only swaps it in.
+
+    It provides the task env's ``_begin`` / ``_open`` hooks and the browser base's ``_route_table`` /
+    ``_ensure_session``, and leans on the two bases for the rest (``_browser``, ``_page_observer``, ``_absorb``,
+    ``_next_episode``). The env calls :meth:`_init_pair` and implements :meth:`_episode`.
+    """
+
+    _pair: PagePair
+    _browser: HermeticBrowser
+    _opened: tuple[PageView, bytes]
+
+    def _init_pair(self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable]) -> None:
+        """Two copies of the app state (``owners``: the episode's, and the next one's) and ``routes(owner)``."""
+        self._pair = PagePair(owners, routes, self._page_observer())  # type: ignore[attr-defined]
+
+    def _episode(self, cls: Any, seed: int) -> Build:
+        """How a side is brought to the episode of template ``cls`` and task seed ``seed``."""
+        raise NotImplementedError
+
+    @property
+    def states(self) -> Any:
+        """This episode's app state: the active side's owner (the sites' live state by host, for the web)."""
+        return self._pair.active.owner
+
+    def _route_table(self) -> RouteTable:
+        return self._pair.routes_of(self.states)
+
+    def _ensure_session(self) -> Session:
+        # Both sides serve what a subclass adds to the table; the owner's origins each from its own state.
+        setup = functools.partial(self._pair.install, shared=self._route_table())
+        return self._browser.ensure(self._route_table, setup)
+
+    def _begin(self, cls: Any, seed: int) -> Any:
+        swap = functools.partial(self._pair.swap, key=(cls.name, seed), build=self._episode(cls, seed))
+        task, self._opened = self._ensure_session().call(swap)
+        self._browser.net = self._pair.active.net
+        return task
+
+    def _open(self) -> None:
+        self._absorb(*self._opened)  # type: ignore[attr-defined]
+        # The next reset() without a seed draws this episode from the env's generator: prepare it meanwhile.
+        cls, seed = self._next_episode()  # type: ignore[attr-defined]
+        self._pair.prepare(self._ensure_session(), (cls.name, seed), self._episode(cls, seed))

@@ -12,33 +12,56 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.browser.chromium import headless_for
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 
+if TYPE_CHECKING:
+    from gui_envs.browser.shared import SharedBrowser
+
 
 class ScreenEnv(gym.Env[dict[str, Any], Any]):
-    """What every GUI env shares, whatever runs its screen: the render mode, the screenshot switch, the last
-    frame, ``render`` and ``close``. The plumbing bases (browser page, device) release what they hold in
-    :meth:`_release`, and keep the last screenshot in ``_frame`` ((H, W, 3) uint8, screenshot pixels)."""
+    """What every GUI env shares, whatever runs its screen: the options below, ``render`` and ``close``. The plumbing
+    bases (browser page, device) release what they hold in :meth:`_release`, and keep the last screenshot in
+    ``_frame`` ((H, W, 3) uint8, screenshot pixels); :mod:`gui_envs.browser.observation` assembles the observation.
+
+    Args (shared; each is used where the env runs a Chromium: the web envs and the simulated phone):
+        headless: run Chromium headless.
+        timeout_s: time limit of one browser or device operation in seconds (a time-out is an action error).
+        render_mode: ``None``, ``"rgb_array"``, or ``"human"`` (the browser window itself, headed where a display
+            exists; headless otherwise).
+        screenshots: capture the screen after every action (default). ``False`` leaves ``screenshot`` all zeros,
+            for text-only agents that read ``elements``; it saves the capture (40-50 ms a step).
+        shared_browser: open the env's contexts on this :class:`~gui_envs.browser.shared.SharedBrowser` instead
+            of launching a browser (N envs, one Chromium; :mod:`gui_envs.multi` does so); ``close`` closes only
+            those contexts.
+    """
 
     # "human" is the browser window itself (headed where a display exists; see chromium.headless_for), so render()
     # has nothing to draw in that mode.
     metadata = {"render_modes": ["rgb_array", "human"], "render_fps": 2}
 
-    def _init_screen(self, render_mode: str | None, screenshots: bool) -> None:
+    def __init__(
+        self,
+        headless: bool = True,
+        timeout_s: float = 10.0,
+        render_mode: str | None = None,
+        screenshots: bool = True,
+        shared_browser: SharedBrowser | None = None,
+    ) -> None:
         if render_mode not in (None, "rgb_array", "human"):
             raise ValueError(f"render_mode must be None, 'rgb_array' or 'human', got {render_mode!r}")
         self.render_mode = render_mode
-        # Text-only agents read ``elements`` alone; skipping the capture saves 40-50 ms a step.
-        self.screenshots = bool(screenshots)
+        self.headless, self.timeout_s = headless_for(render_mode, headless), float(timeout_s)
+        self.screenshots, self.shared_browser = bool(screenshots), shared_browser
 
     def _release(self) -> None:
         """Close the browser or the device (idempotent; may run on a half-built env)."""
@@ -69,6 +92,21 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     The spec every task env shares (each env's docstring adds its observation, action, info and reset details):
 
+    **Observation** (``spaces.Dict``):
+
+    * ``screenshot``: ``Box(0, 255, (H, W, 3), uint8)``, the screen in screenshot pixels (all zeros with
+      ``screenshots=False``);
+    * ``elements``: ``Text``, a JSON list of the visible elements, each with at least ``{"id", "role", "text",
+      "value", "bbox": [x0, y0, x1, y1] (screenshot pixels), "clickable", "tag"}``; decode with
+      :func:`gui_envs.browser.observation.parse_elements`;
+    * ``instruction``: ``Text``; ``step``: ``Discrete(max_steps + 1)``, the steps taken.
+
+    **Action**: :class:`~gui_envs.actions.ActionSpace`, sized to the screen: Action JSON or GUI-R1 text, and
+    :class:`~gui_envs.actions.Action` objects and dicts. Points are screenshot pixels. Arguments are checked before
+    they reach the browser or device (:class:`~gui_envs.actions.Action`: field types, coordinates, ``type`` text at
+    most :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters); whatever ``step`` is given, it returns, at worst
+    with an ``action_error`` no-op.
+
     **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached), else
     0; an action that is malformed, off screen or fails costs ``invalid_action_penalty`` and is a no-op
     (``info["action_error"]`` says why). Success is judged from app state (the final URL or foreground app) or the
@@ -77,8 +115,9 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
     ``max_steps`` steps. ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
 
-    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``, then
-    the family's own entries.
+    **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
+    ``server_errors`` (one line per site or app handler that failed with a 500 page since the last step), then the
+    family's own entries.
 
     **Privileged** (:meth:`privileged`, for rewards, wrappers and trainers; never in ``info``):
     ``reference_answer``, ``target_bbox`` (screenshot-pixel bbox of the element the oracle acts on next; ``None``
@@ -86,7 +125,8 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` the template is
     drawn from the pool, and without ``"seed"`` the task seed, with the env's generator; an unknown name raises
-    :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes the app content and the task's parameters.
+    :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes the app content and the task's parameters;
+    a warm reset restores every site or app SQLite database from a cached seeded template.
 
     Args (shared): ``tasks``, explicit template names (overrides the sites or apps); ``max_steps``, the
     truncation limit in steps; ``invalid_action_penalty``, subtracted from the reward for a no-op by mistake.

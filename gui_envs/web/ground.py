@@ -132,7 +132,8 @@ class GuiWebGroundEnv(WebEnvBase):
         for _ in range(20):  # a few pages have no unique target; draw again
             state = self.states[hosts[int(rng.integers(len(hosts)))]]
             paths = page_paths(state)
-            self._load(state.site.origin + paths[int(rng.integers(len(paths)))])
+            url = state.site.origin + paths[int(rng.integers(len(paths)))]
+            self._absorb(*self._browser.open(self._ensure_session(), url, self._page_observer()))
             described = self._described() if self.describe == "structure" else self._text_described()
             if described:
                 break
@@ -234,7 +235,7 @@ class GuiWebGroundEnv(WebEnvBase):
             "success": bool(hit),
             "score": 1.0 if hit else 0.0,
             "action_error": error,
-            "blocked_requests": self._take_blocked(),
+            "blocked_requests": self._browser.take_blocked(),
             "url": self._view.url,
             "task": "ground",
         }

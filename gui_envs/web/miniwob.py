@@ -167,7 +167,7 @@ class MiniWoBEnv(WebEnvBase):
         episode_seed = int(episode_seed)
         self._seed = episode_seed
         self._steps = 0
-        self._take_blocked()
+        self._browser.take_blocked()
         url = self.task_url
 
         def work(h: SessionHandles) -> tuple[Any, ...]:
@@ -180,7 +180,7 @@ class MiniWoBEnv(WebEnvBase):
             # the page sideways.
             h.page.evaluate("() => window.scrollTo(0, 0)")
             state = h.page.evaluate(_STATE_JS)
-            return state, *self._observe_in_thread(h.page)
+            return state, *self._page_observer()(h.page)
 
         state, view, image = self._ensure_session().call(work)
         self._absorb(view, image)
@@ -218,7 +218,7 @@ class MiniWoBEnv(WebEnvBase):
             "raw_reward": float(state["raw"]),
             "reason": state["reason"],
             "action_error": error,
-            "blocked_requests": self._take_blocked(),
+            "blocked_requests": self._browser.take_blocked(),
             "url": self._view.url,
         }
 
