@@ -206,26 +206,31 @@ class HFGenerator:
             ],
             dim=1,
         )
-        attention = inputs["attention_mask"]
+        attention = inputs["attention_mask"].bool()
+        # One tensor-to-list conversion and one batched decode for the whole batch: per-row calls cost more
+        # than the tiny model's decoding step on a large batch.
+        prompt_ids = [inputs["input_ids"][u][attention[u]].tolist() for u in range(len(distinct))]
+        all_ids, all_logprobs = new_tokens.tolist(), logprobs.tolist()
+        ends = [_completion_length(ids, self.eos_ids) for ids in all_ids]  # (rows,) (length, finish reason)
+        texts = self.tokenizer.batch_decode(
+            [ids[:length] for ids, (length, _) in zip(all_ids, ends, strict=True)], skip_special_tokens=True
+        )
         starts = np.concatenate([[0], np.cumsum(repeats)]).tolist()
         taken = [0] * len(distinct)  # samples of each distinct conversation handed out so far
         results: list[list[Generation]] = []
         for i, u in enumerate(slot_of):
-            prompt_ids = inputs["input_ids"][u][attention[u].bool()].tolist()
             group = []
             first_row = i * n if in_order else starts[u] + taken[u]
             for row in range(first_row, first_row + n):
-                ids = new_tokens[row].tolist()
-                length, finish = _completion_length(ids, self.eos_ids)
-                ids = ids[:length]
+                length, finish = ends[row]
                 group.append(
                     Generation(
-                        text=self.tokenizer.decode(ids, skip_special_tokens=True),
-                        token_ids=ids,
-                        logprobs=logprobs[row, :length].tolist(),
+                        text=texts[row],
+                        token_ids=all_ids[row][:length],
+                        logprobs=all_logprobs[row][:length],
                         prompt=prompts[u],
                         finish_reason=finish,
-                        extra={"prompt_token_ids": prompt_ids},
+                        extra={"prompt_token_ids": prompt_ids[u]},
                     )
                 )
             taken[u] += n

@@ -2,7 +2,11 @@
 
 What both sides do, per optimiser step:
 
-* **Model**: the tests' tiny random Llama (2 layers, hidden 32), CPU, one torch thread for both.
+* **Model**: the tests' tiny random Llama (2 layers, hidden 32), CPU, one torch thread for both, float32
+  throughout: TRL 1.x turns bf16 autocast on by default (``bf16=True``), which on a CPU without bf16
+  instructions is several times slower and is not the work guigym does, so it is passed ``bf16=False``.
+  accelerate's process-wide state is reset after every run, so that no run inherits the previous one's
+  precision (it did: guigym's runs after a TRL run went through TRL's bf16 autocast).
 * **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8.
 * **Sampling**: one batched Hugging Face ``generate`` call, temperature 1, no top-k / top-p, up to 16 new
   tokens, the same prompts ("click cell c. Cell:" through the same chat template). TRL encodes and
@@ -107,7 +111,7 @@ def trl_step(
         output_dir=str(out), per_device_train_batch_size=groups * n, num_generations=n, max_completion_length=16,
         max_steps=warmup + steps, learning_rate=1e-4, beta=0.0, temperature=1.0, logging_steps=1,
         report_to="none", save_strategy="no", use_cpu=True, max_grad_norm=1.0, seed=0,
-        gradient_checkpointing=False, disable_tqdm=True, log_level="error",
+        gradient_checkpointing=False, disable_tqdm=True, log_level="error", bf16=False,
     )  # fmt: skip
     timer = Timer()
     trainer = GRPOTrainer(
@@ -116,6 +120,18 @@ def trl_step(
     )  # fmt: skip
     trainer.train()
     return timer.times[warmup:], timer.cpu[warmup:], lengths[warmup:]
+
+
+def _reset_accelerate() -> None:
+    """Forget accelerate's process-wide state, so that the next run (either side) sets its own precision.
+
+    ``AcceleratorState`` is a singleton: the first ``Accelerator`` of a process fixes the mixed precision, and
+    later ones inherit it. Without this reset between runs, a guigym run after a TRL run trained under the
+    bf16 autocast TRL had set up (2.7x its CPU time on this benchmark's large batch).
+    """
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=True)
 
 
 def main() -> None:
@@ -148,6 +164,7 @@ def main() -> None:
                     t, c, ln = trl_step(model, groups, n, args.steps, args.warmup, out)
                 else:
                     t, c, ln = guigym_step(model, groups, n, args.steps, args.warmup, out, sharing=side)
+                _reset_accelerate()
                 times[side] += t
                 cpu[side] += c
                 lens[side] += ln

@@ -30,6 +30,7 @@ Choices where the paper is silent (each is a parameter):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -60,9 +61,17 @@ def zone_boundaries(n_zones: int = 4) -> FloatArray:
     [1.0, 0.6065, 0.1353, 0.0]
     """
     _check_zones(n_zones)
+    return _boundaries(int(n_zones))
+
+
+@lru_cache(maxsize=16)
+def _boundaries(n_zones: int) -> FloatArray:
+    # Cached (read-only): a reward wrapper tiers every env step, and rebuilding these dominated its cost.
     k = np.arange(n_zones, dtype=np.float64)
     # Written as exp(-0.5 * k^2) so that phi at d == k (computed the same way) lands exactly on b_k.
-    return np.append(np.exp(-0.5 * k * k), 0.0)
+    b = np.append(np.exp(-0.5 * k * k), 0.0)
+    b.flags.writeable = False
+    return b
 
 
 def gaussian_field(

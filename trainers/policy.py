@@ -103,9 +103,10 @@ def completion_logprobs(
     from agents.hf_agent import suppress_logits
 
     t = batch.completion_ids.shape[1]
-    p = batch.prompt_len
-    logits = model(**batch.inputs).logits  # (B, P + T, V)
-    step_logits = logits[:, p - 1 : p - 1 + t].float() / temperature  # (B, T, V): position p-1 predicts y_0
+    # Only the last T + 1 positions get the LM head (TRL does the same): the prompt's logits are never read,
+    # and on a small model the head over the whole prompt costs as much as the layers.
+    logits = model(**batch.inputs, logits_to_keep=t + 1).logits  # (B, T + 1, V): positions p-1 .. p+T-1
+    step_logits = logits[:, :t].float() / temperature  # (B, T, V): position p-1 predicts y_0
     step_logits = suppress_logits(step_logits, batch.suppressed)  # tokens the sampler never draws
     logp_all = torch.log_softmax(step_logits, dim=-1)
     logp = logp_all.gather(-1, batch.completion_ids[..., None]).squeeze(-1)  # (B, T)
