@@ -16,6 +16,7 @@ Measures, in one Python thread against one Chromium:
 Usage::
 
     python benchmarks/android_speed.py [--repeats 20] [--episodes 50]
+    python benchmarks/android_speed.py --quick   # --repeats 4 --episodes 6: every row runs, few samples
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20, help="timed calls per app screen")
     parser.add_argument("--episodes", type=int, default=len(TASKS), help="oracle episodes for step timing")
     parser.add_argument("--floor-only", action="store_true", help="only the floor vs env step rows")
+    parser.add_argument("--quick", action="store_true", help="--repeats 4 --episodes 6 (overrides them)")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.episodes = 4, 6
 
     rows: dict[str, list[float]] = {
         k: []

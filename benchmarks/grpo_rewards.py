@@ -16,8 +16,9 @@ The runner is `trainers.grpo_compare` (shared with `guigym demo`).
 Caveat, stated rather than tuned away: a cell answer always clicks a cell centre, so a miss's distance to the
 target is one of a few values; SSL's tier is 0 outside the box, so on this task ``ssl`` differs from
 ``binary`` only in the size of a hit's reward. Run:
-``python benchmarks/grpo_rewards.py`` (3 seeds x 3 variants x 150 steps; several minutes on 2 cores). Prints a
-table and writes ``benchmarks/out/grpo_rewards.png``.
+``python benchmarks/grpo_rewards.py`` (3 seeds x 3 variants x 150 steps; several minutes on 2 cores), or
+``--quick`` (``guigym bench``: seed 0, 40 steps; the tiny model barely starts to learn in that budget, so it
+checks the path, not the comparison). Prints a table and writes ``benchmarks/out/grpo_rewards.png``.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--threshold", type=float, default=0.3)
+    parser.add_argument("--quick", action="store_true", help="--seeds 0 --steps 40 (overrides them)")
     args = parser.parse_args()
+    if args.quick:
+        args.seeds, args.steps = [0], 40
 
     import torch
 

@@ -30,7 +30,8 @@ What both sides do, per optimiser step:
   early), so the mean generated length of each is printed beside it.
 
 TRL is a benchmark-only dependency: without it the script prints guigym's timings and says TRL was skipped.
-Run: ``python benchmarks/trainer_speed.py``.
+Run: ``python benchmarks/trainer_speed.py``; ``--quick`` (``guigym bench``) times 2 steps after 1 warm-up, one
+round: every column runs, but the medians rest on two steps each.
 """
 
 from __future__ import annotations
@@ -139,7 +140,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="timed steps per run")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps at the start of each run")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
+    parser.add_argument("--quick", action="store_true", help="--steps 2 --warmup 1 --rounds 1 (overrides them)")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.warmup, args.rounds = 2, 1, 1
 
     import torch
     from tqdm.auto import tqdm

@@ -39,7 +39,8 @@ No ``playwright install`` is needed: the probe points that Playwright at guigym'
 ``--browsergym-python`` (or when the probe fails) the table says BrowserGym was not measured, and why.
 
 Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob]
-[--browsergym-python .venv-browsergym/bin/python]``
+[--browsergym-python .venv-browsergym/bin/python]``; ``--quick`` (what ``guigym bench`` runs) times 8 calls
+per shop row and 10 steps / 4 resets of MiniWoB, a check that every row runs rather than a measurement.
 """
 
 from __future__ import annotations
@@ -488,7 +489,10 @@ def main() -> None:
         "--browsergym-python",
         help="Python of a venv with browsergym-core and browsergym-miniwob (e.g. .venv-browsergym/bin/python)",
     )
+    parser.add_argument("--quick", action="store_true", help="--n 8 --steps 10 --resets 4 (overrides them)")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.steps, args.resets = 8, 10, 4
     cmp = Comparison()
     with progress_bars():
         rows = {**raw_playwright(args.n), **side_by_side(args.n), **guiweb(args.n)}

@@ -99,6 +99,14 @@ def test_bench_runs_quick_scripts_and_tabulates(tmp_path: Path) -> None:
     assert cli.exit_code == 0 and "guigym benchmarks" in cli.output and "rows: 3" in cli.output
 
 
+def test_every_project_benchmark_but_the_gpu_and_probe_helpers_has_a_quick_mode() -> None:
+    from guigym.bench import BENCHMARKS, has_quick_mode
+
+    without = sorted(p.stem for p in BENCHMARKS.glob("*.py") if not has_quick_mode(p))
+    # gpu_check needs a GPU; browsergym_probe is web_speed's subprocess, run from BrowserGym's own venv.
+    assert without == ["browsergym_probe", "gpu_check"]
+
+
 @pytest.mark.parametrize("name", ["guigym.play", "gui_envs.multi"])
 def test_module_doctests(name: str) -> None:
     import doctest
