@@ -5,8 +5,11 @@ What both sides do, per optimiser step:
 * **Model**: the tests' tiny random Llama (2 layers, hidden 32), CPU, one torch thread for both, float32
   throughout: TRL 1.x turns bf16 autocast on by default (``bf16=True``), which on a CPU without bf16
   instructions is several times slower and is not the work guigym does, so it is passed ``bf16=False``.
-  accelerate's process-wide state is reset after every run, so that no run inherits the previous one's
-  precision (it did: guigym's runs after a TRL run went through TRL's bf16 autocast).
+  Every run is a fresh Python process, so that no run inherits another's state: accelerate's process-wide
+  state once made guigym's runs after a TRL run go through TRL's bf16 autocast, and even with that state
+  reset, a guigym run after a TRL run in the same process took 1.3-1.5x the CPU time of one before it
+  (measured on an idle machine, small batch: 0.044-0.053 s before, 0.065-0.069 s after; TRL's leftover
+  objects, 70,000 more live Python objects after one run).
 * **Batches**: ``small`` = 1 group of 4 rollouts; ``large`` = 8 groups of 8.
 * **Sampling**: one batched Hugging Face ``generate`` call, temperature 1, no top-k / top-p, up to 16 new
   tokens, the same prompts ("click cell c. Cell:" through the same chat template). TRL encodes and
@@ -37,8 +40,11 @@ round: every column runs, but the medians rest on two steps each.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
+import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -123,16 +129,30 @@ def trl_step(
     return timer.times[warmup:], timer.cpu[warmup:], lengths[warmup:]
 
 
-def _reset_accelerate() -> None:
-    """Forget accelerate's process-wide state, so that the next run (either side) sets its own precision.
+RESULT = "RESULT "
 
-    ``AcceleratorState`` is a singleton: the first ``Accelerator`` of a process fixes the mixed precision, and
-    later ones inherit it. Without this reset between runs, a guigym run after a TRL run trained under the
-    bf16 autocast TRL had set up (2.7x its CPU time on this benchmark's large batch).
-    """
-    from accelerate.state import AcceleratorState
 
-    AcceleratorState._reset_state(reset_partial_state=True)
+def run_side(
+    side: str, model: Path, groups: int, n: int, steps: int, warmup: int, out: Path
+) -> tuple[list[float], list[float], list[float]]:
+    """One run of ``side`` (``trl``, or guigym's ``prompt_sharing`` value) in a fresh Python process."""
+    cmd = [sys.executable, __file__, "--worker", side, "--model", str(model), "--groups", str(groups), "--n", str(n),
+           "--steps", str(steps), "--warmup", str(warmup), "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(RESULT)]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"{side} run failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    times, cpu, lengths = json.loads(lines[-1][len(RESULT) :])
+    return times, cpu, lengths
+
+
+def _worker(args: argparse.Namespace) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    fn = trl_step if args.worker == "trl" else functools.partial(guigym_step, sharing=args.worker)
+    result = fn(Path(args.model), args.groups, args.n, args.steps, args.warmup, Path(args.out))
+    print(RESULT + json.dumps(result), flush=True)
 
 
 def main() -> None:
@@ -141,16 +161,21 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps at the start of each run")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
     parser.add_argument("--quick", action="store_true", help="--steps 2 --warmup 1 --rounds 1 (overrides them)")
+    for hidden in ("--worker", "--model", "--out"):  # one run in its own process (see run_side)
+        parser.add_argument(hidden, help=argparse.SUPPRESS)
+    parser.add_argument("--groups", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        _worker(args)
+        return
     if args.quick:
         args.steps, args.warmup, args.rounds = 2, 1, 1
 
-    import torch
     from tqdm.auto import tqdm
 
     from tests.agents.tiny_models import build_causal_lm
 
-    torch.set_num_threads(1)
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")
     have_trl = importlib.util.find_spec("trl") is not None
@@ -164,11 +189,7 @@ def main() -> None:
         for r in range(args.rounds):
             for side in sides:
                 out = tmp / f"{side}-{name}-{r}"
-                if side == "trl":
-                    t, c, ln = trl_step(model, groups, n, args.steps, args.warmup, out)
-                else:
-                    t, c, ln = guigym_step(model, groups, n, args.steps, args.warmup, out, sharing=side)
-                _reset_accelerate()
+                t, c, ln = run_side(side, model, groups, n, args.steps, args.warmup, out)
                 times[side] += t
                 cpu[side] += c
                 lens[side] += ln

@@ -89,6 +89,12 @@ def point_in_box(points: ArrayLike, box: ArrayLike) -> NDArray[np.bool_]:
     >>> point_in_box([[5, 5], [10, 20], [11, 5]], (0, 0, 10, 20)).tolist()
     [True, True, False]
     """
+    if isinstance(points, tuple | list) and len(points) == 2 and not isinstance(points[0], Sequence | np.ndarray):
+        # One point (a wrapper's click each step): float comparisons; NaN compares False, as in the array path.
+        x1, y1, x2, y2 = as_box(box).tolist() if np.ndim(box) == 1 else (None,) * 4
+        if x1 is not None:
+            x, y = float(points[0]), float(points[1])
+            return np.bool_(x1 <= x <= x2 and y1 <= y <= y2)
     p = np.asarray(points, dtype=np.float64)
     b = as_box(box)
     with np.errstate(invalid="ignore"):

@@ -29,6 +29,7 @@ Choices where the paper is silent (each is a parameter):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal
@@ -36,7 +37,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from rewards.geometry import FloatArray, mahalanobis_sq, point_in_box
+from rewards.geometry import FloatArray, as_box, mahalanobis_sq, point_in_box
 from rewards.steps import GROUNDING_TYPES, StepPrediction, StepTarget, args_match, text_exact
 
 ZoneValue = Literal["lower", "upper"]
@@ -101,10 +102,35 @@ def gaussian_field(
     """
     _check_zones(n_zones)
     k_edge = float(n_zones - 1) if edge_sigmas is None else float(edge_sigmas)
+    one = _one_point_field(points, box, k_edge)
+    if one is not None:
+        return one
     d2 = mahalanobis_sq(points, box, edge_sigmas=k_edge)
     with np.errstate(invalid="ignore"):
         phi = np.exp(-0.5 * d2)
     return np.where(point_in_box(points, box), phi, 0.0)
+
+
+def _one_point_field(points: ArrayLike, box: ArrayLike, k_edge: float) -> np.float64 | None:
+    """``gaussian_field`` of one point and one box in float arithmetic, bit for bit the array path's value (the same
+    operations in the same order, and numpy's ``exp``); ``None`` for any other shape. A reward wrapper grades one
+    click per env step, where numpy's per-call overhead cost ten times the arithmetic."""
+    if not (isinstance(points, tuple | list) and len(points) == 2 and isinstance(box, tuple | list) and len(box) == 4):
+        return None
+    try:
+        x, y = float(points[0]), float(points[1])
+    except (TypeError, ValueError):
+        return None
+    x1, y1, x2, y2 = (float(v) for v in as_box(box).tolist())
+    if not k_edge > 0:
+        raise ValueError(f"edge_sigmas must be positive, got {k_edge!r}")
+    d2 = 0.0
+    for p, lo, hi in ((x, x1, x2), (y, y1, y2)):
+        delta, half = p - (lo + hi) / 2.0, (hi - lo) / 2.0
+        u = (delta * k_edge) / half if half > 0 else (0.0 if delta == 0 else math.inf)
+        d2 += u * u
+    inside = x1 <= x <= x2 and y1 <= y <= y2
+    return np.float64(np.exp(-0.5 * d2)) if inside else np.float64(0.0)
 
 
 def zone_index(scores: ArrayLike, n_zones: int = 4) -> NDArray[np.int64]:
@@ -139,6 +165,10 @@ def discretise(scores: ArrayLike, n_zones: int = 4, zone_value: ZoneValue = "low
     if zone_value not in ("lower", "upper"):
         raise ValueError(f"zone_value must be 'lower' or 'upper', got {zone_value!r}")
     b = zone_boundaries(n_zones)
+    if isinstance(scores, float | int):  # one score (a wrapper's step): no arrays
+        s = 0.0 if math.isnan(scores) else float(scores)
+        k = 1 + sum(s <= bj for bj in b[1:-1].tolist()) if s > 0 else 0
+        return np.float64(0.0 if k == 0 else b[k] if zone_value == "lower" else b[k - 1])
     k = zone_index(scores, n_zones)
     value = b[k] if zone_value == "lower" else b[np.maximum(k - 1, 0)]
     return np.where(k > 0, value, 0.0)

@@ -104,6 +104,11 @@ class GRPOConfig:
     """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None`` (the checkpoint's)."""
     device: str | None = None
     """Torch device; default the accelerator's (CUDA when available)."""
+    mixed_precision: str | None = None
+    """accelerate's autocast: ``"no"``, ``"bf16"`` or ``"fp16"``; ``None`` takes ``accelerate launch``'s setting
+    (``ACCELERATE_MIXED_PRECISION``), else ``"no"``. A model loaded in bf16 (``dtype``) needs no autocast. Set once
+    per run even when another library made an ``Accelerator`` earlier in the process (a notebook that ran TRL),
+    whose precision the run would otherwise inherit."""
     seed: int = 0
     """Seeds torch, numpy and Python once at start."""
     deterministic: bool = False
@@ -144,6 +149,8 @@ class GRPOConfig:
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
         need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
              f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
+        need(self.mixed_precision in (None, "no", "bf16", "fp16"),
+             f"mixed_precision={self.mixed_precision!r}: use 'no', 'bf16', 'fp16' or null")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),
              f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
         need(not (self.step_rewards and self.estimator == "sca"),

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from trainers.grpo import train
+from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.policy import completion_logprobs, encode_batch
 
@@ -75,3 +76,24 @@ def test_vlm_policy_sees_the_screenshot(tmp_path: Path) -> None:
     hist = train(_config(vlm, tmp_path / "run", temperature=0.8, learning_rate=1e-9, epochs=2))["history"]
     assert all(r["ratio_mean"] == pytest.approx(1.0, abs=1e-3) for r in hist)
     assert all(r["completion_len"] > 0 for r in hist)
+
+
+def test_run_does_not_inherit_an_earlier_accelerators_precision(tiny_lm_path: Path, tmp_path: Path) -> None:
+    # A notebook that ran TRL's trainer leaves accelerate's process-wide state at bf16 autocast; a run started
+    # afterwards must train exactly as in a fresh process.
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    torch.set_num_threads(1)
+    fresh = train(_config(tiny_lm_path, tmp_path / "fresh", deterministic=True))["model"]
+    AcceleratorState._reset_state()
+    try:
+        Accelerator(cpu=True, mixed_precision="bf16")
+        after = train(_config(tiny_lm_path, tmp_path / "after", deterministic=True))["model"]
+        assert AcceleratorState().mixed_precision == "no"
+    finally:
+        AcceleratorState._reset_state()
+    for (name, p), (_, q) in zip(fresh.named_parameters(), after.named_parameters(), strict=True):
+        assert torch.equal(p, q), name
+    with pytest.raises(ConfigError, match="mixed_precision"):
+        _config(tiny_lm_path, tmp_path, mixed_precision="bf8")
