@@ -29,6 +29,12 @@ same machine in the same run, each env with its defaults:
   default configuration, and a ``tuned`` one with its two fixed waits (``slow_mo``, ``pre_observation_delay``)
   set to 0. Ratios are BrowserGym's time over GuiWeb's (step over step, reset over warm reset).
 
+Third table, ``GuiWebGround-Box-v0`` (one-step grounding, 640x400; an SB3 PPO episode is a reset and one step, so
+the reset is nearly all of its cost): ``reset()``, whose page the env prepares in the background
+(:mod:`gui_envs.browser.prefetch`), against ``reset(seed=s)``, which it cannot guess and builds in the foreground (the
+work every reset did before the preparation existed), each after a step and :data:`GROUND_THINK_S` of agent time and
+back to back after a step (SB3's loop: the preparation has had only the step's time).
+
 BrowserGym pins ``playwright==1.44`` (guigym needs a newer one), so it is measured in its own interpreter, run
 as a subprocess after the in-process rows; both launch the same Chromium binary. Set it up once::
 
@@ -38,9 +44,10 @@ as a subprocess after the in-process rows; both launch the same Chromium binary.
 No ``playwright install`` is needed: the probe points that Playwright at guigym's Chromium. Without
 ``--browsergym-python`` (or when the probe fails) the table says BrowserGym was not measured, and why.
 
-Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob]
+Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob] [--env all|shop|ground]
 [--browsergym-python .venv-browsergym/bin/python]``; ``--quick`` (what ``guigym bench`` runs) times 8 calls
-per shop row and 10 steps / 4 resets of MiniWoB, a check that every row runs rather than a measurement.
+per shop and grounding row and 10 steps / 4 resets of MiniWoB, a check that every row runs rather than a
+measurement. ``--env ground`` prints the grounding table alone (``--resets`` calls per row).
 """
 
 from __future__ import annotations
@@ -85,6 +92,9 @@ STEP_TARGET = 1.15
 RESET_TARGET_MS = 100.0
 #: Seconds an agent thinks between its last step and the next reset, in the episode-shaped reset row.
 AGENT_THINK_S = 0.3
+#: The same for the grounding table: a grounding page takes about 300 ms of browser work to prepare on two busy
+#: cores (restore, load, observe, layout facts), and a VLM's one decision takes seconds.
+GROUND_THINK_S = 1.0
 SAME_WORK = "raw: same work as a step (click, extraction, jpeg, decode)"
 CLICK_STEP = "GuiWeb step (click, no navigation)"
 
@@ -250,6 +260,56 @@ def guiweb(n: int) -> dict[str, list[float]]:
                     out[name].append((t1 - t0) * 1000)
                     out[first + label].append((t2 - t1) * 1000)
     return out
+
+
+def ground(n: int) -> dict[str, list[float]]:
+    """Milliseconds per reset of ``GuiWebGround-Box-v0``: prepared (``reset()``) against not (``reset(seed=s)``)."""
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401  (registers the ids)
+
+    env = gym.make("GuiWebGround-Box-v0")
+    click = np.zeros(2, np.float32)  # the page's centre; the click is judged, not performed
+    seeds = iter(range(10**9))
+    out: dict[str, list[float]] = {}
+    rows = (
+        (f"reset(seed=s) after a step and {GROUND_THINK_S:g} s of agent time: not prepared", True, GROUND_THINK_S),
+        (f"reset() after a step and {GROUND_THINK_S:g} s of agent time: prepared", False, GROUND_THINK_S),
+        ("reset(seed=s) right after a step (SB3's loop): not prepared", True, 0.0),
+        ("reset() right after a step (SB3's loop): prepared meanwhile", False, 0.0),
+    )
+    try:
+        env.reset(seed=0)
+        for name, seeded, think in rows:
+            bar = _progress.add_task(name, total=n + 3) if _progress else None
+            out[name] = []
+            for i in range(n + 3):
+                env.step(click)
+                time.sleep(think)
+                t0 = time.perf_counter()
+                env.reset(seed=next(seeds)) if seeded else env.reset()
+                if i >= 3:  # warm-up
+                    out[name].append((time.perf_counter() - t0) * 1000)
+                if _progress and bar is not None:
+                    _progress.advance(bar)
+            if _progress and bar is not None:
+                _progress.remove_task(bar)
+    finally:
+        env.close()
+    return out
+
+
+def ground_table(rows: dict[str, list[float]]) -> Table:
+    """p50 / p90 per row, and each p50 over the not-prepared p50 of the same agent timing."""
+    n = len(next(iter(rows.values())))
+    table = Table(title=f"GuiWebGround-Box-v0 warm reset, 640x400, n={n} (ms)")
+    for col in ("measurement", "p50", "p90", "p50 / not prepared"):
+        table.add_column(col, justify="left" if col == "measurement" else "right")
+    names = list(rows)
+    for i, name in enumerate(names):
+        base = pct(rows[names[i - i % 2]], 50)  # the not-prepared row of the same pair
+        table.add_row(name, f"{pct(rows[name], 50):.1f}", f"{pct(rows[name], 90):.1f}", f"{pct(rows[name], 50) / base:.2f}x")
+    return table
 
 
 # ----- the MiniWoB comparison ---------------------------------------------------------------------------
@@ -489,10 +549,22 @@ def main() -> None:
         "--browsergym-python",
         help="Python of a venv with browsergym-core and browsergym-miniwob (e.g. .venv-browsergym/bin/python)",
     )
+    parser.add_argument(
+        "--env", choices=("all", "shop", "ground"), default="all",
+        help="shop: the shop and MiniWoB tables; ground: the GuiWebGround-Box-v0 reset table (--resets per row)",
+    )
     parser.add_argument("--quick", action="store_true", help="--n 8 --steps 10 --resets 4 (overrides them)")
     args = parser.parse_args()
     if args.quick:
         args.n, args.steps, args.resets = 8, 10, 4
+    console = Console(width=None if sys.stdout.isatty() else 150)  # no wrapping when piped to a file
+    if args.env != "shop":
+        with progress_bars():
+            grounding = ground(args.resets if args.env == "ground" else args.n)
+        console.print(ground_table(grounding))
+        if args.env == "ground":
+            console.print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", soft_wrap=True)
+            return
     cmp = Comparison()
     with progress_bars():
         rows = {**raw_playwright(args.n), **side_by_side(args.n), **guiweb(args.n)}
@@ -522,7 +594,6 @@ def main() -> None:
             f"{pct(values, 50) / floor:.2f}x",
             f"{pct(values, 50) / same:.2f}x",
         )
-    console = Console(width=None if sys.stdout.isatty() else 150)  # no wrapping when piped to a file
     console.print(table)
     step_ratio = pct(rows[CLICK_STEP], 50) / same
     reset = pct(next(v for k, v in rows.items() if k.startswith("GuiWeb warm reset (after")), 50)

@@ -32,8 +32,9 @@ from gui_envs.browser.session import SessionHandles
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]
-#: ``observe(page) -> (view, image bytes)``.
-Observe = Callable[[Any], tuple[PageView, bytes]]
+#: ``observe(page) -> what the owner keeps of the start page``, handed back by :meth:`PagePair.swap`:
+#: ``(view, image bytes)`` for ``GuiWebEnv``; the grounding env adds what its description of the page needs.
+Observe = Callable[[Any], Any]
 
 #: Background steps of one preparation: open a page, build and load, observe.
 _STEPS = 3
@@ -55,7 +56,7 @@ class Side:
     build: Build | None = None
     payload: Any = None
     url: str = ""
-    observed: tuple[PageView, bytes] | None = None
+    observed: Any = None
     done: int = 0
     cdp: Any = None
 
@@ -66,7 +67,8 @@ class PagePair:
     Args:
         owners: the two sides' app states (each side serves and is judged on its own copy).
         routes: ``owner -> route table`` (origin -> handler over that owner's state).
-        observe: how a page is observed (runs in the browser thread; must not hold the env).
+        observe: how a page is observed (runs in the browser thread; must not hold the env); what it returns is
+            the second half of :meth:`swap`'s result.
     """
 
     def __init__(self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe) -> None:
@@ -98,7 +100,7 @@ class PagePair:
         self._generation += 1
         self._submit(weakref.ref(session), self._generation, key, build)
 
-    def swap(self, h: SessionHandles, key: Hashable, build: Build) -> tuple[Any, tuple[PageView, bytes]]:
+    def swap(self, h: SessionHandles, key: Hashable, build: Build) -> tuple[Any, Any]:
         """The reset (browser thread): bring the spare side to episode ``key`` (nothing left to do when it is the one
         prepared), make it the active one, and return its payload and observation."""
         self._generation += 1  # background steps still queued are for a side that is about to change
@@ -159,22 +161,26 @@ class PagePair:
 
 
 class PreparedResets:
-    """Mixin for a task env on a :class:`~gui_envs.browser.page.HermeticBrowser` (``GuiWebEnv``): the episode plays
-    on the active side of a :class:`PagePair`, and the one the next ``reset()`` without a seed will draw is prepared
-    on the spare side while the agent acts, so that the reset only swaps it in.
+    """Mixin for an env on a :class:`~gui_envs.browser.page.HermeticBrowser`: the episode plays on the active side
+    of a :class:`PagePair`, and the one the next ``reset()`` without a seed will draw is prepared on the spare side
+    while the agent acts, so that the reset only swaps it in.
 
-    It provides the task env's ``_begin`` / ``_open`` hooks and the browser base's ``_route_table`` /
-    ``_ensure_session``, and leans on the two bases for the rest (``_browser``, ``_page_observer``, ``_absorb``,
-    ``_next_episode``). The env calls :meth:`_init_pair` and implements :meth:`_episode`.
+    It provides the browser base's ``_route_table`` / ``_ensure_session``, :meth:`_swap_in` / :meth:`_prepare_next`,
+    and, for a task env (``GuiWebEnv``), the ``_begin`` / ``_open`` hooks, leaning on the bases for the rest
+    (``_browser``, ``_page_observer``, ``_absorb``, ``_next_episode``). The env calls :meth:`_init_pair`; a task env
+    implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
     """
 
     _pair: PagePair
     _browser: HermeticBrowser
     _opened: tuple[PageView, bytes]
 
-    def _init_pair(self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable]) -> None:
-        """Two copies of the app state (``owners``: the episode's, and the next one's) and ``routes(owner)``."""
-        self._pair = PagePair(owners, routes, self._page_observer())  # type: ignore[attr-defined]
+    def _init_pair(
+        self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
+    ) -> None:
+        """Two copies of the app state (``owners``: the episode's, and the next one's), ``routes(owner)`` and how a
+        start page is observed (default: the env's ``(view, image bytes)``)."""
+        self._pair = PagePair(owners, routes, observe or self._page_observer())  # type: ignore[attr-defined]
 
     def _episode(self, cls: Any, seed: int) -> Build:
         """How a side is brought to the episode of template ``cls`` and task seed ``seed``."""
@@ -193,14 +199,23 @@ class PreparedResets:
         setup = functools.partial(self._pair.install, shared=self._route_table())
         return self._browser.ensure(self._route_table, setup)
 
-    def _begin(self, cls: Any, seed: int) -> Any:
-        swap = functools.partial(self._pair.swap, key=(cls.name, seed), build=self._episode(cls, seed))
-        task, self._opened = self._ensure_session().call(swap)
+    def _swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
+        """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
+        returns its payload and what was observed of its start page."""
+        payload, observed = self._ensure_session().call(functools.partial(self._pair.swap, key=key, build=build))
         self._browser.net = self._pair.active.net
+        return payload, observed
+
+    def _prepare_next(self, key: Hashable, build: Build) -> None:
+        """Prepare episode ``key`` on the spare side while the agent acts (returns at once)."""
+        self._pair.prepare(self._ensure_session(), key, build)
+
+    def _begin(self, cls: Any, seed: int) -> Any:
+        task, self._opened = self._swap_in((cls.name, seed), self._episode(cls, seed))
         return task
 
     def _open(self) -> None:
         self._absorb(*self._opened)  # type: ignore[attr-defined]
         # The next reset() without a seed draws this episode from the env's generator: prepare it meanwhile.
         cls, seed = self._next_episode()  # type: ignore[attr-defined]
-        self._pair.prepare(self._ensure_session(), (cls.name, seed), self._episode(cls, seed))
+        self._prepare_next((cls.name, seed), self._episode(cls, seed))

@@ -145,7 +145,7 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
     def __init__(self, sites: Sequence[str] = SITE_NAMES, **kwargs: Any) -> None:
         super().__init__(sites, **kwargs)
         # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
-        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), _site_routes)
+        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes)
 
     def _episode(self, cls: type[Task], seed: int) -> Callable[[dict[str, SiteState]], tuple[Task, str]]:
         return functools.partial(_build_episode, cls, seed, self.rng_salt)
@@ -183,7 +183,8 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
         return {"verifier_record": web_record(self.states, elements, self._view.url)}
 
 
-def _site_routes(states: dict[str, SiteState]) -> RouteTable:
+def site_routes(states: dict[str, SiteState]) -> RouteTable:
+    """Each site's origin, answered from its state in ``states`` (one side's copy of the sites)."""
     return {state.site.origin: state.handle for state in states.values()}
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -10,14 +12,19 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.browser import observation
-from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.browser.observation import PageView
+from gui_envs.browser.prefetch import PreparedResets
+from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
 from gui_envs.web import describe as referring
-from gui_envs.web.env import WebEnvBase
+from gui_envs.web.env import WebEnvBase, site_routes
 from gui_envs.web.tasks import SITES
 
-#: Height in pixels of the instruction banner drawn on top of box-mode observations.
+#: Pages drawn per reset at most: a few pages have no describable target, and the draw moves on to another.
+ATTEMPTS = 20
+#: Salt of a reset's page generator, ``default_rng([page seed, PAGE_SALT])`` (site content uses the seed alone).
+PAGE_SALT = 11
 
 
 def page_paths(state: SiteState) -> list[str]:
@@ -56,7 +63,52 @@ def describe(el: dict[str, Any]) -> str:
     return f'the "{text}" element'
 
 
-class GuiWebGroundEnv(WebEnvBase):
+def inside_viewport(view: PageView, viewport: tuple[int, int], top: int) -> list[dict[str, Any]]:
+    """Visible clickable elements of ``view`` wholly inside the ``viewport`` (pixels) and below ``top`` (pixels: the
+    banner in box mode), at least 16 square pixels, in DOM order: the candidate targets."""
+    width, height = viewport
+    out = []
+    for el in view.visible:
+        x0, y0, x1, y1 = el["bbox"]
+        inside = x0 >= 0 and y0 >= top and x1 <= width and y1 <= height and (x1 - x0) * (y1 - y0) >= 16
+        if el["clickable"] and inside:
+            out.append(el)
+    return out
+
+
+def build_page(seed: int, attempt: int, states: dict[str, SiteState]) -> tuple[np.random.Generator, str]:
+    """Restore the three sites to page seed ``seed`` and draw the URL of draw ``attempt`` (0-based) of that seed.
+
+    The page generator replays the draws of the attempts before (two integers each: site, then page), so attempt
+    ``k`` on a fresh copy of the sites gives the page and the generator that the ``k``-th retry of one copy gives.
+    Returns the generator (the target and the description are drawn from it next) and the URL.
+    """
+    for state in states.values():
+        state.restore(seed)
+    rng = np.random.default_rng([seed, PAGE_SALT])
+    hosts = sorted(states)
+    url = ""
+    for _ in range(attempt + 1):
+        state = states[hosts[int(rng.integers(len(hosts)))]]
+        paths = page_paths(state)
+        url = state.site.origin + paths[int(rng.integers(len(paths)))]
+    return rng, url
+
+
+def observe_page(
+    page: Any, observe: Callable[[Any], tuple[PageView, bytes]], viewport: tuple[int, int], top: int, contexts: bool
+) -> tuple[PageView, bytes, dict[str, Any] | None]:
+    """The start page's view and image and, when ``contexts``, the candidates' layout facts
+    (:data:`~gui_envs.web.describe.CONTEXT_JS`, keyed by element id), which structural descriptions need. Runs in
+    the browser thread, so a page prepared in the background is described without a further browser call."""
+    view, image = observe(page)
+    if not contexts:
+        return view, image, None
+    ids = [el["id"] for el in inside_viewport(view, viewport, top)]
+    return view, image, page.evaluate(referring.CONTEXT_JS, ids)
+
+
+class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     """One-step GUI grounding: "click <description>" on a seeded page of the bundled sites.
 
     **Episode**: ``reset`` loads a page drawn from the three sites (content seeded by the reset seed) and picks
@@ -87,6 +139,16 @@ class GuiWebGroundEnv(WebEnvBase):
     on the screenshot only and is not performed in the browser unless ``perform_click=True`` (then
     ``info["url"]`` shows where it led).
 
+    **Resets**: the page is drawn from ``default_rng([page seed, 11])`` (page seed: ``options["seed"]``, else drawn
+    from the env's generator); the three sites are restored to the page seed, and a page without a describable
+    target is followed by another draw (at most 20). The page seed the next ``reset()`` without a seed will draw
+    is guessed from a copy of the env's generator, and its first page is prepared while the agent acts, in a second
+    browser context with its own copy of the sites (:class:`~gui_envs.browser.prefetch.PreparedResets`: state
+    restore, navigation, observation and the layout facts the description needs), so that reset only swaps it in.
+    Any other reset, and a further draw after a page without a target, is built the same way in the foreground:
+    the same seed gives the same episode either way. The agent's clicks (``perform_click=True``) reach only the
+    page of its episode; a start page has no history behind it.
+
     Version history: v0, initial release; ``describe`` added (default ``"structure"``; ``"text"`` keeps the
     exact-text instructions).
 
@@ -106,7 +168,13 @@ class GuiWebGroundEnv(WebEnvBase):
         if describe not in ("structure", "text"):
             raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
         self.action_type, self.perform_click, self.describe = action_type, perform_click, describe
-        self.states = {host: SiteState(site) for host, site in SITES.items()}
+        # The description's layout facts are taken where the page is observed: in the background when prepared.
+        top = BANNER_PX if action_type == "box" else 0
+        observe = functools.partial(
+            observe_page, observe=self._page_observer(), viewport=self.viewport, top=top, contexts=describe == "structure"
+        )
+        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
+        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes, observe)
         width, height = self.viewport
         if action_type == "box":
             self.observation_space = spaces.Box(0, 255, (height, width, 3), np.uint8)
@@ -117,45 +185,36 @@ class GuiWebGroundEnv(WebEnvBase):
         self.target: dict[str, Any] | None = None
         self.instruction = ""
 
-    def _route_table(self) -> dict[str, Callable[[Request], Response]]:
-        return {state.site.origin: state.handle for state in self.states.values()}
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
+        # Drawn even when options name the seed: the generator then stays where it was before prefetching existed.
         page_seed = int((options or {}).get("seed", self.np_random.integers(2**31 - 1)))
-        rng = np.random.default_rng([page_seed, 11])
-        for state in self.states.values():
-            state.restore(page_seed)
-        hosts = sorted(self.states)
-        for _ in range(20):  # a few pages have no unique target; draw again
-            state = self.states[hosts[int(rng.integers(len(hosts)))]]
-            paths = page_paths(state)
-            url = state.site.origin + paths[int(rng.integers(len(paths)))]
-            self._absorb(*self._browser.open(self._ensure_session(), url, self._page_observer()))
-            described = self._described() if self.describe == "structure" else self._text_described()
+        self.target = None
+        for attempt in range(ATTEMPTS):
+            # Attempt 0 of the guessed seed is the page prepared in the background; the rest build in the foreground.
+            rng, (view, image, contexts) = self._swap_in(
+                (page_seed, attempt), functools.partial(build_page, page_seed, attempt)
+            )
+            self._absorb(view, image)
+            described = self._described(contexts) if self.describe == "structure" else self._text_described()
             if described:
                 break
         else:  # pragma: no cover - every bundled site has clickable text
-            raise RuntimeError("no grounding target found on 20 pages")
+            raise RuntimeError(f"no grounding target found on {ATTEMPTS} pages")
         ids = sorted(described, key=int)
         self.target = self._view.by_id(ids[int(rng.integers(len(ids)))])
         assert self.target is not None
         self.instruction = f"click {pick(described[self.target['id']], rng)}"
+        # The next reset() without a seed draws its page seed from a copy of this generator: prepare its first page.
+        guess = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
+        self._prepare_next((guess, 0), functools.partial(build_page, guess, 0))
         return self._observe(), self._info(None, None)
 
     def _inside(self) -> list[dict[str, Any]]:
         """Visible clickable elements wholly inside the viewport (below the banner in box mode), in DOM order."""
-        width, height = self.viewport
-        top = BANNER_PX if self.action_type == "box" else 0
-        out = []
-        for el in self._view.visible:
-            x0, y0, x1, y1 = el["bbox"]
-            inside = x0 >= 0 and y0 >= top and x1 <= width and y1 <= height and (x1 - x0) * (y1 - y0) >= 16
-            if el["clickable"] and inside:
-                out.append(el)
-        return out
+        return inside_viewport(self._view, self.viewport, BANNER_PX if self.action_type == "box" else 0)
 
     def _text_described(self) -> dict[str, list[str]]:
         """``describe="text"``: elements whose text is unique on the page, described by that text."""
@@ -169,12 +228,10 @@ class GuiWebGroundEnv(WebEnvBase):
             if el["text"].strip() and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60
         }
 
-    def _described(self) -> dict[str, list[str]]:
-        """``describe="structure"``: candidates with at least one description that fits no other candidate."""
+    def _described(self, contexts: dict[str, Any]) -> dict[str, list[str]]:
+        """``describe="structure"``: candidates with at least one description that fits no other candidate, given
+        the candidates' layout facts (``contexts``, from :func:`observe_page`)."""
         inside = self._inside()
-        assert self._session is not None
-        ids = [el["id"] for el in inside]
-        contexts = self._session.call(lambda h: h.page.evaluate(referring.CONTEXT_JS, ids))
         candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
         described = referring.describe_page(candidates, contexts, self.viewport)
         return {i: texts for i, texts in described.items() if texts}
