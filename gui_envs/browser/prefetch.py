@@ -169,11 +169,23 @@ class PreparedResets:
     and, for a task env (``GuiWebEnv``), the ``_begin`` / ``_open`` hooks, leaning on the bases for the rest
     (``_browser``, ``_page_observer``, ``_absorb``, ``_next_episode``). The env calls :meth:`_init_pair`; a task env
     implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
+
+    A caller that names every episode (``reset(seed=...)`` or an ``options`` seed: GRPO's rollouts, ``GroupEnv``,
+    evaluation loops) cannot be guessed, so after two such resets in a row nothing is prepared until a reset without
+    one: those callers pay no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()``
+    (Gymnasium's and SB3's pattern), still prepares.
     """
 
     _pair: PagePair
     _browser: HermeticBrowser
     _opened: tuple[PageView, bytes]
+    #: Whether each of the last two resets named its episode.
+    _named: tuple[bool, bool] = (False, False)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        named = seed is not None or (options or {}).get("seed") is not None
+        self._named = (self._named[1], named)
+        return super().reset(seed=seed, options=options)  # type: ignore[misc]
 
     def _init_pair(
         self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
@@ -207,7 +219,10 @@ class PreparedResets:
         return payload, observed
 
     def _prepare_next(self, key: Hashable, build: Build) -> None:
-        """Prepare episode ``key`` on the spare side while the agent acts (returns at once)."""
+        """Prepare episode ``key`` on the spare side while the agent acts (returns at once); nothing for a caller
+        that named its last two episodes (see the class docstring)."""
+        if all(self._named):
+            return
         self._pair.prepare(self._ensure_session(), key, build)
 
     def _begin(self, cls: Any, seed: int) -> Any:

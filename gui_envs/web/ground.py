@@ -188,7 +188,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=seed, options=options)
         # Drawn even when options name the seed: the generator then stays where it was before prefetching existed.
         page_seed = int((options or {}).get("seed", self.np_random.integers(2**31 - 1)))
         self.target = None

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from trainers.grpo import train
 from trainers.config_io import ConfigError
+from trainers.grpo import train
 from trainers.grpo_config import GRPOConfig
 from trainers.policy import completion_logprobs, encode_batch
 

@@ -94,6 +94,7 @@ def test_a_prepared_page_without_target_falls_back_to_the_same_draws(envs: Any) 
 def test_the_prepared_side_is_isolated_from_the_agent(envs: Any) -> None:
     env, fresh = envs
     u = env.unwrapped
+    env.reset()  # a caller that named its last two episodes gets no preparation (see the next test)
     env.reset(options={"seed": 0})  # its target, "Add to favourites", changes the classifieds' state
     seed = guess(u)
     spare = wait_prepared(u, seed)
@@ -125,3 +126,17 @@ def test_a_killed_browser_loses_the_prepared_side_and_reset_recovers(envs: Any) 
     obs, _ = env.reset()
     assert u.browser_pid not in (None, pid)
     assert_same(episode(env, obs), named(fresh, seed))
+
+
+def test_a_caller_that_names_every_episode_gets_no_background_work(envs: Any) -> None:
+    env, _ = envs
+    u = env.unwrapped
+    env.reset()
+    env.reset(seed=11)  # the first named reset still prepares (Gymnasium's reset(seed=s), then reset())
+    assert u._pair.sides[1].key == (guess(u), 0)
+    generation = u._pair._generation
+    env.reset(seed=12)
+    env.reset(options={"seed": 13})
+    u._session.call(lambda h: None)  # anything queued would have run by now
+    # Each reset bumped the generation once (the swap); no preparation was started after them.
+    assert u._pair._generation == generation + 2 and u._pair.sides[1].key is None
