@@ -43,6 +43,7 @@ import argparse
 import functools
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -149,6 +150,10 @@ def run_side(
 def _worker(args: argparse.Namespace) -> None:
     import torch
 
+    # Every run on the same core: left to the scheduler, runs of the same side differed by 30% from process to
+    # process on the 2-core machine (one torch thread does the work either way).
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     torch.set_num_threads(1)
     fn = trl_step if args.worker == "trl" else functools.partial(guigym_step, sharing=args.worker)
     result = fn(Path(args.model), args.groups, args.n, args.steps, args.warmup, Path(args.out))
