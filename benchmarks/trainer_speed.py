@@ -164,7 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=5, help="timed steps per run")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps at the start of each run")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each side, alternating")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each side, alternating")
     parser.add_argument("--quick", action="store_true", help="--steps 2 --warmup 1 --rounds 1 (overrides them)")
     for hidden in ("--worker", "--model", "--out"):  # one run in its own process (see run_side)
         parser.add_argument(hidden, help=argparse.SUPPRESS)
@@ -186,6 +186,7 @@ def main() -> None:
     have_trl = importlib.util.find_spec("trl") is not None
     sides = ["none", "auto"] + (["trl"] if have_trl else [])
     rows = []
+    rounds: list[tuple[str, int, str, float]] = []  # (batch, round, side, median CPU s/step of that run)
     bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
     for name, (groups, n) in BATCHES.items():
         times: dict[str, list[float]] = {k: [] for k in sides}
@@ -198,6 +199,7 @@ def main() -> None:
                 times[side] += t
                 cpu[side] += c
                 lens[side] += ln
+                rounds.append((name, r, side, statistics.median(c)))
                 bar.update(1)
         med = {k: statistics.median(v) for k, v in times.items()}
         med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
@@ -210,6 +212,22 @@ def main() -> None:
     _table(rows, 4, have_trl)
     if not have_trl:
         print("TRL is not installed (pip install trl): its column was skipped.")
+        return
+    # The machine's speed drifts between runs (a shared VM: the same side's runs differed by up to 30%), so each
+    # round's guigym run is also compared with the TRL run next to it in time; the median of those paired ratios
+    # is the figure least moved by the drift.
+    print("\nPaired by round (median CPU s/step of each run; the sides of a round run back to back):")
+    print("| batch | round | guigym, no sharing | guigym | TRL | guigym / TRL |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    paired: dict[str, list[float]] = {}
+    for name in BATCHES:
+        for r in range(args.rounds):
+            got = {side: c for b, rr, side, c in rounds if b == name and rr == r}
+            paired.setdefault(name, []).append(got["auto"] / got["trl"])
+            print(f"| {name} | {r + 1} | {got['none']:.3f} | {got['auto']:.3f} | {got['trl']:.3f} "
+                  f"| {paired[name][-1]:.2f}x |")  # fmt: skip
+    print("Median paired ratio guigym / TRL: "
+          + ", ".join(f"{name} {statistics.median(v):.2f}x" for name, v in paired.items()))  # fmt: skip
 
 
 def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
