@@ -21,6 +21,9 @@ the same random numbers as ``"none"`` (the same rows, prefilled the same way), s
 gave before sharing existed; the cache's logits differ from a full prefill in the last float bits, which sends
 a seeded run down another (equally likely) path.
 
+``decoder="loop"`` replaces ``generate`` for text batches with :func:`agents.decode_loop.sample_tokens`: the
+same distribution, the same log-probs, less overhead per token (see that module).
+
 :class:`HFAgent` is an :class:`~agents.lm_agent.LMAgent` on top of an :class:`HFGenerator` loaded by path.
 """
 
@@ -29,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +48,10 @@ PROMPT_SHARING = ("auto", "cache", "encode", "none")
 #: length): below it the extra forward call costs more than it saves (measured with the tiny CPU model of
 #: ``benchmarks/trainer_speed.py``: a 1x4 group of 60-token prompts is slower shared, an 8x8 batch faster).
 CACHE_MIN_TOKENS = 512
+
+
+#: The ``decoder`` values of :class:`HFGenerator`.
+DECODERS = ("hf", "loop")
 
 
 class ModelLoadError(RuntimeError):
@@ -64,6 +72,12 @@ class HFGenerator:
         prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"``: how much work identical
             conversations of one batch share (see the module docstring). Samples are drawn from the same distribution in
             every mode; only the random draws differ.
+        decoder: ``"hf"`` (default): Hugging Face ``generate``; ``"loop"``: guigym's own sampling loop
+            (:mod:`agents.decode_loop`), the same distribution with less per-token overhead, for text-only
+            batches (image batches, and checkpoints whose generation config sets something the loop does not
+            apply, go to ``generate``). Under ``prompt_sharing`` ``"encode"`` or ``"none"`` the loop draws the
+            same tokens as ``generate`` from the same seed; under ``"auto"`` or ``"cache"`` it prefills each
+            distinct prompt once (that costs the loop no extra call, so ``"auto"`` always shares).
     """
 
     def __init__(
@@ -75,12 +89,16 @@ class HFGenerator:
         seed: int | None = None,
         trust_remote_code: bool = False,
         prompt_sharing: str = "encode",
+        decoder: str = "hf",
     ) -> None:
         import torch
 
         if prompt_sharing not in PROMPT_SHARING:
             raise ValueError(f"prompt_sharing={prompt_sharing!r}: use one of {PROMPT_SHARING}")
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder={decoder!r}: use one of {DECODERS}")
         self.prompt_sharing = prompt_sharing
+        self.decoder = decoder
         if seed is not None:
             torch.manual_seed(seed)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -189,25 +207,35 @@ class HFGenerator:
         # Inference mode, not only no_grad: no autograd bookkeeping per op (version counters, view tracking), which
         # on a small model is a sixth of the sampling time; what leaves the block is converted to lists.
         with torch.inference_mode():
-            if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
-                out = self._generate_from_shared_cache(inputs, np.repeat(slot_of, n).tolist(), kwargs)
-            elif text_only:
-                rows = torch.as_tensor(slot_of, device=inputs["input_ids"].device)
-                out = self.model.generate(**{k: v[rows] for k, v in inputs.items()}, num_return_sequences=n, **kwargs)
-            elif len(set(repeats)) == 1:  # image tensors do not index by row: rows grouped per distinct one
-                out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
-            else:  # unequal counts with image tensors: encode every row
-                return self._generate_rows(conversations, images, sampling)
-        prompt_len = inputs["input_ids"].shape[1]
-        new_tokens = out.sequences[:, prompt_len:]  # (B * n, T)
-        # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
-        logprobs = torch.stack(
-            [
-                torch.log_softmax(score.float(), dim=-1).gather(1, new_tokens[:, t : t + 1]).squeeze(1)
-                for t, score in enumerate(out.scores)
-            ],
-            dim=1,
-        )
+            if text_only and self._loop_decodes():
+                new_tokens, logprobs = self._sample_with_loop(
+                    inputs, np.repeat(slot_of, n).tolist(), sampling
+                )
+            else:
+                if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
+                    out = self._generate_from_shared_cache(inputs, np.repeat(slot_of, n).tolist(), kwargs)
+                elif text_only:
+                    rows = torch.as_tensor(slot_of, device=inputs["input_ids"].device)
+                    out = self.model.generate(
+                        **{k: v[rows] for k, v in inputs.items()}, num_return_sequences=n, **kwargs
+                    )
+                elif (
+                    len(set(repeats)) == 1
+                ):  # image tensors do not index by row: rows grouped per distinct one
+                    out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
+                else:  # unequal counts with image tensors: encode every row
+                    return self._generate_rows(conversations, images, sampling)
+                new_tokens = out.sequences[:, inputs["input_ids"].shape[1] :]  # (B * n, T)
+                # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
+                logprobs = torch.stack(
+                    [
+                        torch.log_softmax(score.float(), dim=-1)
+                        .gather(1, new_tokens[:, t : t + 1])
+                        .squeeze(1)
+                        for t, score in enumerate(out.scores)
+                    ],
+                    dim=1,
+                )
         attention = inputs["attention_mask"].bool()
         # One tensor-to-list conversion and one batched decode for the whole batch: per-row calls cost more
         # than the tiny model's decoding step on a large batch.
@@ -238,6 +266,40 @@ class HFGenerator:
             taken[u] += n
             results.append(group)
         return results
+
+    def _loop_decodes(self) -> bool:
+        """Whether text batches go to :func:`agents.decode_loop.sample_tokens` (``decoder="loop"`` and nothing in
+        the model's generation config that only ``generate`` applies; that case is warned about once)."""
+        if self.decoder != "loop":
+            return False
+        if not hasattr(self, "_loop_ignores"):
+            from agents.decode_loop import settings_the_loop_ignores
+
+            self._loop_ignores = settings_the_loop_ignores(self.model)
+            if self._loop_ignores:
+                warnings.warn(
+                    f"decoder='loop' does not apply {', '.join(self._loop_ignores)} from the model's generation "
+                    "config: sampling with Hugging Face generate instead",
+                    stacklevel=3,
+                )
+        return not self._loop_ignores
+
+    def _sample_with_loop(self, inputs: Any, source: list[int], sampling: SamplingParams) -> tuple[Any, Any]:
+        """``(rows, T)`` tokens and log-probs from guigym's loop; row ``r`` continues distinct prompt
+        ``source[r]``. Without sharing every row is prefilled on its own, as ``generate`` does."""
+        import torch
+
+        from agents.decode_loop import sample_tokens
+
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        if self.prompt_sharing in ("encode", "none"):
+            index = torch.as_tensor(source, device=ids.device)
+            ids, mask, source = ids[index], mask[index], list(range(len(source)))
+        return sample_tokens(
+            self.model, ids, mask, source, max_new_tokens=sampling.max_new_tokens, eos_ids=sorted(self.eos_ids),
+            pad_id=self.tokenizer.pad_token_id, temperature=sampling.temperature, top_k=sampling.top_k,
+            top_p=sampling.top_p, suppress_ids=self.suppress_ids,
+        )  # fmt: skip
 
     def _generate_from_shared_cache(self, inputs: Any, source: list[int], kwargs: dict[str, Any]) -> Any:
         """Prefill each distinct prompt once, copy its KV cache to the sampled rows (row ``r`` continues distinct
@@ -322,6 +384,7 @@ class HFAgent(LMAgent):
         seed: seeds torch once, for reproducible sampling.
         use_images: send screenshots (default: when the processor handles images).
         prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"`` (see :class:`HFGenerator`).
+        decoder: ``"hf"`` (``generate``) or ``"loop"`` (see :class:`HFGenerator`).
     """
 
     def __init__(
@@ -338,10 +401,12 @@ class HFAgent(LMAgent):
         seed: int | None = None,
         use_images: bool | None = None,
         prompt_sharing: str = "encode",
+        decoder: str = "hf",
     ) -> None:
         generator = HFGenerator(
-            model, processor=processor, device=device, dtype=dtype, seed=seed, prompt_sharing=prompt_sharing
-        )
+            model, processor=processor, device=device, dtype=dtype, seed=seed, prompt_sharing=prompt_sharing,
+            decoder=decoder,
+        )  # fmt: skip
         sampling = SamplingParams(
             temperature=temperature, top_p=top_p, top_k=top_k, max_new_tokens=max_new_tokens
         )

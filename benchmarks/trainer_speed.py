@@ -17,7 +17,9 @@ What both sides do, per optimiser step:
   ``prompt_sharing="auto"`` (not the config default ``encode``, which keeps seeded runs bit-identical to
   before): it tokenises the prompt once, and where that spares enough prefill (the large batch) prefills it
   once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
-  (``prompt_sharing="none"``) is the same trainer before that change.
+  (``prompt_sharing="none"``) is the same trainer before that change. The ``guigym, own decoder`` column adds
+  ``decoder="loop"``: guigym's KV-cache sampling loop in place of ``generate`` (same distribution, same
+  log-probs; ``agents.decode_loop``), with each distinct prompt prefilled once.
 * **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
   ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's
   geometry, the ``grpo`` estimator); TRL gets the same prompts from a dataset and a reward function doing the
@@ -58,8 +60,20 @@ BATCHES = {"small": (1, 4), "large": (8, 8)}  # (groups, rollouts per group)
 LABELS = "abcdefghi"
 
 
+#: guigym's columns: (prompt_sharing, decoder) of each.
+GUIGYM_SIDES = {"none": ("none", "hf"), "auto": ("auto", "hf"), "loop": ("auto", "loop")}
+TITLES = {"none": "guigym, no sharing", "auto": "guigym", "loop": "guigym, own decoder", "trl": "TRL"}
+
+
 def guigym_step(
-    model: Path, groups: int, n: int, steps: int, warmup: int, out: Path, sharing: str = "auto"
+    model: Path,
+    groups: int,
+    n: int,
+    steps: int,
+    warmup: int,
+    out: Path,
+    sharing: str = "auto",
+    decoder: str = "hf",
 ) -> tuple[list[float], list[float], list[float]]:
     """Wall seconds, CPU seconds and mean completion length (tokens) of each timed step, guigym."""
     from trainers.grpo import train
@@ -69,7 +83,7 @@ def guigym_step(
         model=str(model), env_id="ClickGrid-v0", output_format="cell", reward="binary", estimator="grpo",
         group_size=n, groups_per_step=groups, num_envs=groups * n, num_steps=warmup + steps, learning_rate=1e-4,
         max_new_tokens=16, device="cpu", output_dir=str(out), progress=False, plot=False, max_grad_norm=1.0,
-        prompt_sharing=sharing,
+        prompt_sharing=sharing, decoder=decoder,
     )  # fmt: skip
     hist = train(config)["history"][warmup:]
     times = [r["time_rollout"] + r["time_scoring"] + r["time_update"] for r in hist]
@@ -136,7 +150,7 @@ RESULT = "RESULT "
 def run_side(
     side: str, model: Path, groups: int, n: int, steps: int, warmup: int, out: Path
 ) -> tuple[list[float], list[float], list[float]]:
-    """One run of ``side`` (``trl``, or guigym's ``prompt_sharing`` value) in a fresh Python process."""
+    """One run of ``side`` (``trl``, or a key of :data:`GUIGYM_SIDES`) in a fresh Python process."""
     cmd = [sys.executable, __file__, "--worker", side, "--model", str(model), "--groups", str(groups), "--n", str(n),
            "--steps", str(steps), "--warmup", str(warmup), "--out", str(out)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -155,7 +169,11 @@ def _worker(args: argparse.Namespace) -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     torch.set_num_threads(1)
-    fn = trl_step if args.worker == "trl" else functools.partial(guigym_step, sharing=args.worker)
+    if args.worker == "trl":
+        fn = trl_step
+    else:
+        sharing, decoder = GUIGYM_SIDES[args.worker]
+        fn = functools.partial(guigym_step, sharing=sharing, decoder=decoder)
     result = fn(Path(args.model), args.groups, args.n, args.steps, args.warmup, Path(args.out))
     print(RESULT + json.dumps(result), flush=True)
 
@@ -184,7 +202,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")
     have_trl = importlib.util.find_spec("trl") is not None
-    sides = ["none", "auto"] + (["trl"] if have_trl else [])
+    sides = list(GUIGYM_SIDES) + (["trl"] if have_trl else [])
     rows = []
     rounds: list[tuple[str, int, str, float]] = []  # (batch, round, side, median CPU s/step of that run)
     bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
@@ -217,31 +235,42 @@ def main() -> None:
     # round's guigym run is also compared with the TRL run next to it in time; the median of those paired ratios
     # is the figure least moved by the drift.
     print("\nPaired by round (median CPU s/step of each run; the sides of a round run back to back):")
-    print("| batch | round | guigym, no sharing | guigym | TRL | guigym / TRL |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    paired: dict[str, list[float]] = {}
+    print("| batch | round | " + " | ".join(TITLES[k] for k in sides)
+          + " | " + " | ".join(f"{TITLES[k]} / TRL" for k in GUIGYM_SIDES) + " |")  # fmt: skip
+    print("| --- | --- | " + " | ".join("---" for _ in range(len(sides) + len(GUIGYM_SIDES))) + " |")
+    paired: dict[tuple[str, str], list[float]] = {}
     for name in BATCHES:
         for r in range(args.rounds):
             got = {side: c for b, rr, side, c in rounds if b == name and rr == r}
-            paired.setdefault(name, []).append(got["auto"] / got["trl"])
-            print(f"| {name} | {r + 1} | {got['none']:.3f} | {got['auto']:.3f} | {got['trl']:.3f} "
-                  f"| {paired[name][-1]:.2f}x |")  # fmt: skip
-    print("Median paired ratio guigym / TRL: "
-          + ", ".join(f"{name} {statistics.median(v):.2f}x" for name, v in paired.items()))  # fmt: skip
+            ratios = []
+            for k in GUIGYM_SIDES:
+                paired.setdefault((name, k), []).append(got[k] / got["trl"])
+                ratios.append(f"{paired[(name, k)][-1]:.2f}x")
+            print(f"| {name} | {r + 1} | " + " | ".join(f"{got[k]:.3f}" for k in sides) + " | "
+                  + " | ".join(ratios) + " |")  # fmt: skip
+    print("Median paired ratio to TRL:")
+    for k in GUIGYM_SIDES:
+        print(f"  {TITLES[k]}: "
+              + ", ".join(f"{name} {statistics.median(paired[(name, k)]):.2f}x" for name in BATCHES))  # fmt: skip
 
 
 def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
-    print("| batch | guigym, no sharing s/step | guigym s/step | guigym mean len | TRL s/step | TRL mean len "
-          "| no sharing / TRL | guigym / TRL |")  # fmt: skip
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    keys = list(GUIGYM_SIDES)
+    print("| batch | " + " | ".join(f"{TITLES[k]} s/step" for k in keys) + " | guigym mean len | TRL s/step "
+          "| TRL mean len | " + " | ".join(f"{TITLES[k]} / TRL" for k in keys) + " |")  # fmt: skip
+    print("| --- | " + " | ".join("---" for _ in range(2 * len(keys) + 3)) + " |")
     for row in rows:
         name, groups, n, sec, mean_len = row[0], row[1], row[2], row[col], row[5]
-        head = f"| {name} ({groups}x{n}) | {sec['none']:.3f} | {sec['auto']:.3f} | {mean_len['auto']:.1f} "
+        head = (
+            f"| {name} ({groups}x{n}) | "
+            + " | ".join(f"{sec[k]:.3f}" for k in keys)
+            + f" | {mean_len['auto']:.1f} "
+        )
         if have_trl:
-            print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | {sec['none'] / sec['trl']:.2f}x "
-                  f"| {sec['auto'] / sec['trl']:.2f}x |")  # fmt: skip
+            print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | "
+                  + " | ".join(f"{sec[k] / sec['trl']:.2f}x" for k in keys) + " |")  # fmt: skip
         else:
-            print(head + "| skipped | - | - | - |")
+            print(head + "| skipped | - | " + " | ".join("-" for _ in keys) + " |")
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     dtype = getattr(torch, config.dtype) if config.dtype else None
     return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
                    top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
-                   prompt_sharing=config.prompt_sharing)  # fmt: skip
+                   prompt_sharing=config.prompt_sharing, decoder=config.decoder)  # fmt: skip
 
 
 def seed_everything(seed: int) -> None:

@@ -90,6 +90,11 @@ class GRPOConfig:
     ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
     ``benchmarks/trainer_speed.py``) or ``none`` (every sample on its own). Same sampling distribution in each;
     ``encode`` and ``none`` also give a seeded run the same samples as before sharing existed."""
+    decoder: str = "hf"
+    """Who samples text batches: ``hf`` (default: Hugging Face ``generate``) or ``loop`` (guigym's own KV-cache
+    loop, ``agents.decode_loop``: the same distribution and log-probs with less overhead per token, the faster
+    on small models, see ``benchmarks/trainer_speed.py``; image batches still go to ``generate``). With
+    ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder."""
     lora: bool = False
     """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
     lora_r: int = 16
@@ -149,6 +154,7 @@ class GRPOConfig:
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
         need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
              f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
+        need(self.decoder in ("hf", "loop"), f"decoder={self.decoder!r}: use 'hf' or 'loop'")
         need(self.mixed_precision in (None, "no", "bf16", "fp16"),
              f"mixed_precision={self.mixed_precision!r}: use 'no', 'bf16', 'fp16' or null")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),

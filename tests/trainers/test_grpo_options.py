@@ -97,3 +97,19 @@ def test_run_does_not_inherit_an_earlier_accelerators_precision(tiny_lm_path: Pa
         assert torch.equal(p, q), name
     with pytest.raises(ConfigError, match="mixed_precision"):
         _config(tiny_lm_path, tmp_path, mixed_precision="bf8")
+
+
+def test_own_decoder_trains_exactly_as_generate(tiny_lm_path: Path, tmp_path: Path) -> None:
+    # decoder="loop" with the default prompt_sharing draws generate's samples from the same seed, so a seeded run
+    # repeats the generate run's rewards, losses and weights.
+    torch.set_num_threads(1)
+    runs = {d: train(_config(tiny_lm_path, tmp_path / d, decoder=d, deterministic=True, max_new_tokens=6))
+            for d in ("hf", "loop")}  # fmt: skip
+    keys = ("reward_mean", "success_rate", "completion_len", "loss", "clip_frac", "entropy")
+    for a, b in zip(runs["hf"]["history"], runs["loop"]["history"], strict=True):
+        assert {k: a[k] for k in keys} == pytest.approx({k: b[k] for k in keys}, rel=1e-6, abs=1e-7)
+    for (name, p), (_, q) in zip(runs["hf"]["model"].named_parameters(), runs["loop"]["model"].named_parameters(),
+                                 strict=True):  # fmt: skip
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7, msg=name)
+    with pytest.raises(ConfigError, match="decoder"):
+        _config(tiny_lm_path, tmp_path, decoder="vllm")
