@@ -20,7 +20,6 @@ does not.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,15 +63,14 @@ def settings_the_loop_ignores(model: Any) -> list[str]:
     return out
 
 
-def _cache_argument(model: Any) -> str:
-    """The name of the model's KV-cache argument: ``cache`` (transformers 5) or ``past_key_values`` (4.x)."""
-    params = inspect.signature(model.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
-def _returned_cache(output: Any) -> Any:
+def _cache_of(output: Any) -> tuple[Any, str]:
+    """The KV cache a forward pass returned and the argument that takes it back: ``cache`` in transformers 5,
+    ``past_key_values`` in 4.x. Read off the output, not the signature: a wrapper (a ``peft`` model) takes either
+    through ``**kwargs``, and a misnamed argument would be dropped silently, decoding without the context."""
     cache = getattr(output, "cache", None)
-    return cache if cache is not None else output.past_key_values
+    if cache is not None:
+        return cache, "cache"
+    return output.past_key_values, "past_key_values"
 
 
 def process_logits(
@@ -140,12 +138,11 @@ def sample_tokens(
     device = input_ids.device
     index = torch.as_tensor(list(source), dtype=torch.long, device=device)  # (R,)
     rows, prompt_len = len(source), input_ids.shape[1]
-    cache_arg = _cache_argument(model)
     padded = bool((attention_mask == 0).any())
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)  # (U, P): left padding does not shift positions
     kwargs: dict[str, Any] = {"attention_mask": attention_mask} if padded else {}
     out = model(input_ids=input_ids, position_ids=positions, use_cache=True, logits_to_keep=1, **kwargs)
-    cache = _returned_cache(out)
+    cache, cache_arg = _cache_of(out)
     if len(source) != input_ids.shape[0] or not torch.equal(index, torch.arange(rows, device=device)):
         cache.batch_select_indices(index)
     logits = out.logits[:, -1][index]  # (R, V)
@@ -175,7 +172,7 @@ def sample_tokens(
         if mask is not None:
             step_kwargs["attention_mask"] = mask[:, : prompt_len + t + 1]
         out = model(input_ids=token[:, None], position_ids=next_pos + t, use_cache=True, **step_kwargs)
-        cache = _returned_cache(out)
+        cache, cache_arg = _cache_of(out)
         logits = out.logits[:, -1]
     return torch.stack(tokens, dim=1), torch.stack(logprobs, dim=1)
 

@@ -152,3 +152,23 @@ def test_image_batches_still_go_to_generate(tiny_vlm_path: Path) -> None:
     gen.model.generate = lambda *a, **kw: calls.append(1) or original(*a, **kw)  # type: ignore[method-assign]
     out = gen.generate([conv] * 2, [[np.zeros((56, 56, 3), np.uint8)]] * 2, SamplingParams(max_new_tokens=3))
     assert calls == [1] and [len(g) for g in out] == [1, 1]
+
+
+def test_loop_decodes_a_lora_wrapped_model_as_generate_does(tiny_lm_path: Path) -> None:
+    # A peft wrapper takes the cache through **kwargs: a misnamed cache argument could be dropped without an
+    # error (transformers 5 still maps the old name, with a warning, until 5.40) and every token decoded without
+    # its context.
+    from trainers.policy import apply_lora
+
+    sampling = SamplingParams(max_new_tokens=10, num_samples=2)
+    got = {}
+    for decoder in ("hf", "loop"):
+        gen = HFGenerator(str(tiny_lm_path), device="cpu", decoder=decoder)
+        torch.manual_seed(0)
+        gen.model = apply_lora(gen.model, 4, 8, ["q_proj", "v_proj"])
+        for name, p in gen.model.named_parameters():
+            if "lora_B" in name:
+                p.data.normal_(0, 0.5)  # an adapter that changes the policy
+        torch.manual_seed(11)
+        got[decoder] = [[g.token_ids for g in grp] for grp in gen.generate([A, B], sampling=sampling)]
+    assert got["loop"] == got["hf"]
