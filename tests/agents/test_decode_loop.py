@@ -1,6 +1,7 @@
 """guigym's own sampling loop (``HFGenerator(decoder="loop")``, ``agents.decode_loop``) against Hugging Face
-``generate``: the same tokens from the same seed, the same log-probs, the log-probs the trainer recomputes,
-one prefill per distinct prompt when sharing, and ``generate`` where the loop cannot follow."""
+``generate``: the same tokens from the same seed, the same log-probs, one prefill per distinct prompt when
+sharing, and ``generate`` where the loop cannot follow. That its samples' log-probs are the ones the trainer
+recomputes is tested with every sharing mode in ``test_prompt_sharing.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import torch
 from agents.decode_loop import process_logits, sample_tokens
 from agents.generation import SamplingParams
 from agents.hf_agent import HFGenerator
-from trainers.policy import completion_logprobs, encode_batch
 
 A = [{"role": "user", "content": "click cell a"}]
 B = [{"role": "user", "content": "click the cell named e now"}]
@@ -77,23 +77,6 @@ def test_rows_end_at_their_own_eos_and_pad_after_it(tiny_lm_path: Path) -> None:
     if ended.all():
         assert tokens.shape[1] == max(ends) + 1  # stopped once every row had ended
     assert logprobs.shape == tokens.shape
-
-
-@pytest.mark.parametrize("sharing", ["auto", "cache", "encode", "none"])
-def test_loop_samples_match_the_trainers_logprobs(tiny_lm_path: Path, sharing: str) -> None:
-    torch.manual_seed(0)
-    gen = HFGenerator(str(tiny_lm_path), device="cpu", prompt_sharing=sharing, decoder="loop")
-    convs = [A, B, A, A, B]  # unequal counts, prompts of unequal length (left padding)
-    groups = gen.generate(convs, sampling=SamplingParams(max_new_tokens=6, num_samples=2, temperature=0.8))
-    assert [len(g) for g in groups] == [2] * 5
-    flat = [g for grp in groups for g in grp]
-    assert len({tuple(g.token_ids) for g in flat}) > 5
-    assert all(g.prompt == gen.prompt_text(c) for grp, c in zip(groups, convs, strict=True) for g in grp)
-    batch = encode_batch(gen, [g.prompt for g in flat], [g.token_ids for g in flat])
-    with torch.no_grad():
-        logp, _ = completion_logprobs(gen.model, batch, temperature=0.8)
-    for i, g in enumerate(flat):
-        torch.testing.assert_close(logp[i, : len(g.logprobs)], torch.tensor(g.logprobs), atol=1e-4, rtol=1e-4)
 
 
 def test_shared_loop_prefills_each_distinct_prompt_once(tiny_lm_path: Path) -> None:

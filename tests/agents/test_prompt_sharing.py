@@ -18,10 +18,11 @@ A = [{"role": "user", "content": "click cell a"}]
 B = [{"role": "user", "content": "click the cell named e now"}]
 
 
-@pytest.mark.parametrize("mode", ["cache", "encode", "none"])
-def test_shared_samples_match_the_trainers_logprobs(tiny_lm_path: Path, mode: str) -> None:
+@pytest.mark.parametrize("decoder", ["hf", "loop"])
+@pytest.mark.parametrize("mode", ["auto", "cache", "encode", "none"])
+def test_shared_samples_match_the_trainers_logprobs(tiny_lm_path: Path, mode: str, decoder: str) -> None:
     torch.manual_seed(0)
-    gen = HFGenerator(str(tiny_lm_path), device="cpu", prompt_sharing=mode)
+    gen = HFGenerator(str(tiny_lm_path), device="cpu", prompt_sharing=mode, decoder=decoder)
     convs = [A, B, A, A, B]  # unequal counts (3 and 2), prompts of unequal length
     groups = gen.generate(convs, sampling=SamplingParams(max_new_tokens=6, num_samples=2, temperature=0.8))
     assert [len(g) for g in groups] == [2] * 5
