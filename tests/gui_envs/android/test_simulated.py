@@ -125,8 +125,9 @@ def test_a_killed_browser_raises_device_error_and_reset_relaunches() -> None:
         phone: SimulatedPhone = env.backend  # type: ignore[assignment]
         pid = phone.browser_pid
         assert pid is not None
-        psutil.Process(pid).kill()
-        psutil.Process(pid).wait(10)
+        browser = psutil.Process(pid)  # one handle: the process may be reaped before a second could be made
+        browser.kill()
+        browser.wait(10)
         with pytest.raises(DeviceError, match="simulated-phone"):
             for _ in range(3):  # the death may be noticed one call late
                 env.step(Action("open_app", app="Settings"))
