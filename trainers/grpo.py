@@ -14,7 +14,7 @@ Every step of every episode is one sample (its prompt and its sampled completion
 each step takes the episode's advantage, or with ``step_rewards`` its own (:func:`step_advantages`). The
 reward is read by the env's reward wrapper from the privileged channel (target boxes); the policy never sees
 it. Runs unchanged under ``accelerate launch`` (DDP): each rank collects its share of the groups, gradients
-are averaged across ranks.
+are averaged across ranks. FSDP and DeepSpeed launches are refused (:func:`refuse_sharded_strategies`).
 """
 
 from __future__ import annotations
@@ -240,6 +240,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     from accelerate.utils import gather_object
 
     acc = _accelerator(config)
+    refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
     seed_everything(config.seed + rank)  # ranks sample differently, start from the same weights
     if config.deterministic:
@@ -369,6 +370,23 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         if config.plot and log is not None:
             plot_curve(log.path, out_dir / "learning_curve.png")
     return {"history": history, "model": gen.model}
+
+
+def refuse_sharded_strategies(distributed_type: Any) -> None:
+    """Stop before any work when ``accelerate launch`` asks for FSDP or DeepSpeed.
+
+    Sampling runs on the unwrapped module and checkpoints save each parameter as this rank holds it, both right
+    under DDP (every rank holds whole weights) and wrong under a strategy that shards parameters or optimiser
+    state: a run would sample from shards or save a rank's slice as the model. Until both gather, such a launch
+    is an error that says so, not a run that trains or saves the wrong thing.
+    """
+    name = getattr(distributed_type, "value", str(distributed_type))
+    if name in ("FSDP", "DEEPSPEED", "MEGATRON_LM"):
+        raise NotImplementedError(
+            f"GRPO runs under DDP (accelerate launch --multi_gpu, or --cpu with several processes); "
+            f"accelerate asked for {name}, whose sharded parameters or optimiser state this trainer's sampling "
+            "and checkpoints do not gather yet. Launch without --use_fsdp / --use_deepspeed."
+        )
 
 
 def _accelerator(config: GRPOConfig) -> Any:

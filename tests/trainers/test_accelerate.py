@@ -76,3 +76,15 @@ def test_two_process_resume_continues_identically(tiny_lm_path: Path, tmp_path: 
             torch.testing.assert_close(again[name], full[name], rtol=0, atol=0, msg=name)
     steps = [json.loads(line)["step"] for line in (resumed / "metrics.jsonl").read_text().splitlines()]
     assert steps == [2]  # the resumed run did step 2 only: nothing repeated, nothing skipped
+
+
+@pytest.mark.parametrize("strategy", ["FSDP", "DEEPSPEED", "MEGATRON_LM"])
+def test_a_sharded_strategy_is_refused_before_any_work(strategy: str) -> None:
+    from accelerate.utils import DistributedType
+
+    from trainers.grpo import refuse_sharded_strategies
+
+    with pytest.raises(NotImplementedError, match=f"asked for {strategy}.*--use_fsdp"):
+        refuse_sharded_strategies(DistributedType[strategy])
+    for whole_weights in ("NO", "MULTI_CPU", "MULTI_GPU"):
+        refuse_sharded_strategies(DistributedType[whole_weights])
