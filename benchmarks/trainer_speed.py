@@ -36,7 +36,8 @@ What both sides do, per optimiser step:
 
 TRL is a benchmark-only dependency: without it the script prints guigym's timings and says TRL was skipped.
 Run: ``python benchmarks/trainer_speed.py``; ``--quick`` (``guigym bench``) times 2 steps after 1 warm-up, one
-round: every column runs, but the medians rest on two steps each.
+round: every column runs, but the medians rest on two steps each. ``--sides loop`` runs only guigym's own-decoder
+column beside TRL (more rounds in the same time, for a tighter paired median).
 """
 
 from __future__ import annotations
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps at the start of each run")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each side, alternating")
     parser.add_argument("--quick", action="store_true", help="--steps 2 --warmup 1 --rounds 1 (overrides them)")
+    parser.add_argument("--sides", default=",".join(GUIGYM_SIDES),
+                        help=f"guigym's columns, comma-separated, of {', '.join(GUIGYM_SIDES)} (TRL always runs)")  # fmt: skip
     for hidden in ("--worker", "--model", "--out"):  # one run in its own process (see run_side)
         parser.add_argument(hidden, help=argparse.SUPPRESS)
     parser.add_argument("--groups", type=int, help=argparse.SUPPRESS)
@@ -194,6 +197,10 @@ def main() -> None:
         return
     if args.quick:
         args.steps, args.warmup, args.rounds = 2, 1, 1
+    ours = [k.strip() for k in args.sides.split(",") if k.strip()]
+    unknown = [k for k in ours if k not in GUIGYM_SIDES]
+    if unknown or not ours:
+        parser.error(f"--sides: unknown {unknown or 'none given'}; choose from {', '.join(GUIGYM_SIDES)}")
 
     from tqdm.auto import tqdm
 
@@ -202,7 +209,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")
     have_trl = importlib.util.find_spec("trl") is not None
-    sides = list(GUIGYM_SIDES) + (["trl"] if have_trl else [])
+    sides = ours + (["trl"] if have_trl else [])
     rows = []
     rounds: list[tuple[str, int, str, float]] = []  # (batch, round, side, median CPU s/step of that run)
     bar = tqdm(total=len(BATCHES) * args.rounds * len(sides), desc="runs", unit="run")
@@ -225,9 +232,9 @@ def main() -> None:
         rows.append((name, groups, n, med, med_cpu, mean_len))
     bar.close()
     print("Wall seconds per step (median):")
-    _table(rows, 3, have_trl)
+    _table(rows, 3, have_trl, ours)
     print("\nCPU seconds per step (median; this process's threads only, so other load on the machine counts less):")
-    _table(rows, 4, have_trl)
+    _table(rows, 4, have_trl, ours)
     if not have_trl:
         print("TRL is not installed (pip install trl): its column was skipped.")
         return
@@ -236,26 +243,25 @@ def main() -> None:
     # is the figure least moved by the drift.
     print("\nPaired by round (median CPU s/step of each run; the sides of a round run back to back):")
     print("| batch | round | " + " | ".join(TITLES[k] for k in sides)
-          + " | " + " | ".join(f"{TITLES[k]} / TRL" for k in GUIGYM_SIDES) + " |")  # fmt: skip
-    print("| --- | --- | " + " | ".join("---" for _ in range(len(sides) + len(GUIGYM_SIDES))) + " |")
+          + " | " + " | ".join(f"{TITLES[k]} / TRL" for k in ours) + " |")  # fmt: skip
+    print("| --- | --- | " + " | ".join("---" for _ in range(len(sides) + len(ours))) + " |")
     paired: dict[tuple[str, str], list[float]] = {}
     for name in BATCHES:
         for r in range(args.rounds):
             got = {side: c for b, rr, side, c in rounds if b == name and rr == r}
             ratios = []
-            for k in GUIGYM_SIDES:
+            for k in ours:
                 paired.setdefault((name, k), []).append(got[k] / got["trl"])
                 ratios.append(f"{paired[(name, k)][-1]:.2f}x")
             print(f"| {name} | {r + 1} | " + " | ".join(f"{got[k]:.3f}" for k in sides) + " | "
                   + " | ".join(ratios) + " |")  # fmt: skip
     print("Median paired ratio to TRL:")
-    for k in GUIGYM_SIDES:
+    for k in ours:
         print(f"  {TITLES[k]}: "
               + ", ".join(f"{name} {statistics.median(paired[(name, k)]):.2f}x" for name in BATCHES))  # fmt: skip
 
 
-def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
-    keys = list(GUIGYM_SIDES)
+def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool, keys: list[str]) -> None:
     print("| batch | " + " | ".join(f"{TITLES[k]} s/step" for k in keys) + " | guigym mean len | TRL s/step "
           "| TRL mean len | " + " | ".join(f"{TITLES[k]} / TRL" for k in keys) + " |")  # fmt: skip
     print("| --- | " + " | ".join("---" for _ in range(2 * len(keys) + 3)) + " |")
@@ -264,7 +270,7 @@ def _table(rows: list[tuple[Any, ...]], col: int, have_trl: bool) -> None:
         head = (
             f"| {name} ({groups}x{n}) | "
             + " | ".join(f"{sec[k]:.3f}" for k in keys)
-            + f" | {mean_len['auto']:.1f} "
+            + f" | {mean_len[keys[0]]:.1f} "
         )
         if have_trl:
             print(head + f"| {sec['trl']:.3f} | {mean_len['trl']:.1f} | "
