@@ -149,8 +149,8 @@ class EmailAddress(AnswerTask):
         return _open(self.full) + [stop(answer=self.reference_answer)]
 
 
-class MissingContact(InfeasibleTask):
-    name = "contacts.missing_contact"
+class SendPhoneNumber(InfeasibleTask):
+    name = "contacts.send_phone_number"
     app = CONTACTS
 
     def setup(self) -> str:

@@ -179,8 +179,8 @@ class ExpenseAmount(AnswerTask):
         ]
 
 
-class DeleteMissingExpense(InfeasibleTask):
-    name = "expenses.delete_missing_expense"
+class RemoveExpense(InfeasibleTask):
+    name = "expenses.remove_expense"
     app = EXPENSES
 
     def setup(self) -> str:

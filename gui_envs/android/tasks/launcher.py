@@ -57,8 +57,8 @@ class OpenAppBySearch(StateTask):
         ]
 
 
-class OpenMissingApp(InfeasibleTask):
-    name = "launcher.open_missing_app"
+class LaunchApp(InfeasibleTask):
+    name = "launcher.launch_app"
     app = LAUNCHER
 
     def setup(self) -> str:

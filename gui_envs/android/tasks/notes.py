@@ -182,8 +182,8 @@ class DeleteTodo(StateTask):
         ]
 
 
-class MissingNote(InfeasibleTask):
-    name = "notes.missing_note"
+class ReadNoteAloud(InfeasibleTask):
+    name = "notes.read_note_aloud"
     app = NOTES
 
     def setup(self) -> str:

@@ -116,10 +116,10 @@ class CountCuisine(AnswerTask):
         return [*search_in("Recipes", self.cuisine), stop(answer=self.reference_answer)]
 
 
-class MissingRecipe(InfeasibleTask):
+class FavouriteRecipeFromSearch(InfeasibleTask):
     """CORE Fig. 7: the recipe does not exist; search, see "No results", then stop as infeasible."""
 
-    name = "recipes.missing_recipe"
+    name = "recipes.favourite_recipe"
     app = RECIPES
 
     def setup(self) -> str:

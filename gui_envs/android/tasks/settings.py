@@ -148,8 +148,8 @@ class AndroidVersion(AnswerTask):
         ]
 
 
-class MissingSetting(InfeasibleTask):
-    name = "settings.missing_setting"
+class TurnOnSetting(InfeasibleTask):
+    name = "settings.turn_on_setting"
     app = SETTINGS
 
     def setup(self) -> str:

@@ -123,12 +123,12 @@ def test_element_id_click_and_scroll(android_env: GuiAndroidEnv) -> None:
 @pytest.mark.parametrize(
     "task",
     [
-        "recipes.missing_recipe",
-        "contacts.missing_contact",
-        "notes.missing_note",
-        "settings.missing_setting",
-        "expenses.delete_missing_expense",
-        "launcher.open_missing_app",
+        "recipes.favourite_recipe",
+        "contacts.send_phone_number",
+        "notes.read_note_aloud",
+        "settings.turn_on_setting",
+        "expenses.remove_expense",
+        "launcher.launch_app",
     ],
 )
 def test_infeasible_tasks_pass_only_after_searching(android_env: GuiAndroidEnv, task: str) -> None:
