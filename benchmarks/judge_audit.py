@@ -1,21 +1,34 @@
-"""Can a blind policy pass a judge? Success of each adversarial policy per answer and infeasible template.
+"""Can a blind policy pass a judge? Success of each adversarial policy on every web and phone template.
 
-For every answer and infeasible template of the web sites and the simulated phone, over ``--seeds`` task seeds,
-the policies of :mod:`gui_envs.judge_audit` are scored by the template's own judge, evaluated from the task
-object and its seeded state without a browser (the judges read no page; see that module). Columns:
+For every answer, state and infeasible template of the web sites and the simulated phone, over ``--seeds`` task
+seeds, the policies of :mod:`gui_envs.judge_audit` are scored by the template's own judge, evaluated from the
+task object and its seeded state without a browser (the judges read no page; forms are submitted straight to
+the site's handlers, see :mod:`gui_envs.blind_sweep`). Columns (``-`` where a policy does not apply):
 
-* ``list_all``, ``echo``, ``empty``, ``stop_now``: success rate of listing every candidate answer in one
-  answer, echoing the instruction, an empty answer, a bare ``stop`` at step 1 with each status. Must be 0.
-* ``guess``: success rate of one candidate per episode, every candidate in turn; ``chance`` is what a blind
-  guess deserves, the mean over seeds of ``1 / #candidates`` (0 for infeasible templates). ``guess`` must be
-  at most ``chance`` (equal when exactly one candidate passes per seed, which the tests assert).
-* ``oracle``: success of the oracle plan played in the real env (Chromium) over ``--oracle-seeds`` seeds, as
-  the reference a working agent reaches. ``-`` with ``--no-oracle``.
+* ``list_all``, ``echo``, ``empty``, ``stop_now``: listing every candidate answer in one answer, echoing the
+  instruction, an empty answer, a bare ``stop`` at step 1 with each status. Must be 0.
+* ``name``: reading the template's name (``info["task"]``) and, where it says infeasible or missing, making a
+  look that does not depend on the task and stopping as infeasible. Must be 0.
+* ``graph``: the list of every candidate, judged by the strategy-graph reward (the graph CORE synthesises from
+  the seed's oracle demonstration) instead of the env. Must be 0.
+* ``guess``: one candidate per episode, every candidate in turn; ``chance`` is what a blind guess deserves, the
+  mean over seeds of ``1 / #candidates`` (0 for infeasible templates). Must be at most ``chance``.
+* ``const``: the best constant answer (the one string that passes the most seeds). Must be at most ``chance``
+  plus two binomial standard errors over the seeds (sampling noise).
+* ``sweep``: the side-effect sweep on state templates (open every item page, press the buttons the instruction
+  names, until the judge passes); ``items`` is the mean number of item pages it found, and its chance is the
+  mean ``1 / #items``. Must be at most that plus two standard errors.
+* ``oracle``: the oracle plan played in the real env (Chromium) over ``--oracle-seeds`` seeds, the reference a
+  working agent reaches (``--no-oracle`` skips it).
+
+A second table plays the after-termination attack in the real envs: a wrong ``stop`` (or a wrong click) ends
+the episode, then the right answer is sent. ``paid`` counts episodes where that second step was rewarded;
+``refused`` those where ``step`` raised the reset-first error. ``paid`` must be 0.
 
 The last line says whether every blind policy is at chance or below.
 
-Usage: ``python benchmarks/judge_audit.py [--seeds 20] [--oracle-seeds 20] [--no-oracle] [--quick]``
-(``--quick``: 3 seeds, the oracle on 1).
+Usage: ``python benchmarks/judge_audit.py [--seeds 50] [--oracle-seeds 5] [--no-oracle] [--quick]``
+(``--quick``: 3 seeds, the oracle on 1, answer and infeasible templates plus five state templates).
 """
 
 from __future__ import annotations
@@ -23,29 +36,76 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from gui_envs import judge_audit
+from gui_envs.actions import Action
+from gui_envs.errors import ResetNeededError
+from gui_envs.tasks.base import AnswerTask, StateTask
 
-COLUMNS = (
+#: (column, policy) of the stop policies that run on answer and infeasible templates.
+STOP_COLUMNS = (
     ("list_all", "list_every_option"),
     ("echo", "echo_question"),
     ("empty", "empty"),
     ("stop_now", "stop_at_once"),
     ("guess", "each_candidate"),
 )
+MUST_BE_ZERO = ("list_all", "echo", "empty", "stop_now", "name", "graph")
+#: State templates the quick mode sweeps (the ones the second round of attacks passed).
+QUICK_STATE = ("shop.add_to_cart", "forum.open_post", "forum.downvote", "contacts.add_favourite", "notes.delete_note")
 
 
-def blind_rates(family: str, name: str, seeds: range) -> dict[str, float]:
-    """Per policy, the success rate averaged over seeds (successes / episodes of each seed), and the chance."""
-    rates = dict.fromkeys([*judge_audit.POLICIES, "chance"], 0.0)
+def template_rates(family: str, name: str, seeds: range) -> dict[str, float]:
+    """Every applicable policy's success rate on ``name`` over ``seeds`` (successes / episodes, averaged over
+    seeds), the chances, and the sweep's mean item count."""
+    rates: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        rates[key] = rates.get(key, 0.0) + value / len(seeds)
+
+    kind = "state"
     for seed in seeds:
         task = judge_audit.build_task(family, name, seed)
-        rates["chance"] += judge_audit.chance(task) / len(seeds)
-        for policy in judge_audit.POLICIES:
+        kind = "answer" if judge_audit.is_answer_task(task) else "state" if isinstance(task, StateTask) else "infeasible"
+        wins, episodes = judge_audit.name_reading(family, task)
+        add("name", wins / episodes)
+        if kind == "state":
+            task = judge_audit.build_task(family, name, seed)  # name_reading looked around; a fresh episode
+            wins, episodes = judge_audit.play(task, "stop_at_once")
+            add("stop_now", wins / episodes)
+            task = judge_audit.build_task(family, name, seed)
+            result = judge_audit.side_effect_sweep(family, task)
+            add("sweep", float(result.success))
+            add("items", float(result.items))
+            add("sweep_chance", 1.0 / max(result.items, 1))
+            continue
+        task = judge_audit.build_task(family, name, seed)
+        add("chance", judge_audit.chance(task))
+        for column, policy in STOP_COLUMNS:
             wins, episodes = judge_audit.play(task, policy)
-            rates[policy] += wins / episodes / len(seeds) if episodes else 0.0
+            add(column, wins / episodes if episodes else 0.0)
+        if kind == "answer":
+            wins, episodes = judge_audit.graph_list(task)
+            add("graph", wins / episodes)
+    if kind == "answer":
+        rates["const_answer"], rates["const"] = judge_audit.best_constant(family, name, seeds)  # type: ignore[assignment]
+    rates["kind"] = kind  # type: ignore[assignment]
     return rates
+
+
+def verdict(rates: dict[str, Any], n: int) -> bool:
+    """Whether every blind policy of one template is at chance or below (see the module docstring)."""
+    if any(rates.get(c, 0.0) > 0.0 for c in MUST_BE_ZERO):
+        return False
+    if rates.get("guess", 0.0) > rates.get("chance", 0.0) + 1e-9:
+        return False
+    chance = rates.get("chance", 0.0)
+    if rates.get("const", 0.0) > chance + judge_audit.binomial_slack(chance, n) + 1e-9:
+        return False
+    sweep_chance = rates.get("sweep_chance", 0.0)
+    return rates.get("sweep", 0.0) <= sweep_chance + judge_audit.binomial_slack(sweep_chance, n) + 1e-9
 
 
 def oracle_rate(env: Any, name: str, seeds: range, max_steps: int = 40) -> float:
@@ -68,25 +128,89 @@ def make_env(family: str) -> Any:
         return GuiWebEnv(screenshots=False)
     from gui_envs.android.env import GuiAndroidEnv
 
-    return GuiAndroidEnv()
+    return GuiAndroidEnv(screenshots=False)
+
+
+def after_termination(env: Any, episodes: list[dict[str, Any]], wrong: Any, right: Any) -> tuple[int, int, int]:
+    """Play ``wrong`` until the episode ends, then ``right`` (computed at reset, from the privileged channel).
+
+    Returns ``(episodes, paid, refused)``: ``paid`` when the step after the end was rewarded or judged a
+    success, ``refused`` when it raised the reset-first error.
+    """
+    paid = refused = 0
+    for options in episodes:
+        env.reset(**options)
+        answer = right(env)
+        for _ in range(100):
+            _, _, terminated, truncated, _ = env.step(wrong)
+            if terminated or truncated:
+                break
+        try:
+            _, reward, _, _, info = env.step(answer)
+        except ResetNeededError:
+            refused += 1
+            continue
+        paid += int(reward > 0 or bool(info.get("success")))
+    return len(episodes), paid, refused
+
+
+def after_termination_rows(seeds: range, families: list[str]) -> list[tuple[str, int, int, int]]:
+    """The after-termination attack on the web and phone envs (every answer template) and ClickGrid."""
+    import gymnasium as gym
+
+    from gui_envs.grid.click_grid import ClickGridEnv
+
+    rows = []
+    wrong_stop = Action.stop(answer="definitely wrong")
+    for family in families:
+        env = make_env(family)
+        try:
+            names = judge_audit.templates_of(family, (AnswerTask,))
+            episodes = [{"options": {"task": n, "seed": s}} for n in names for s in seeds[:2]]
+            result = after_termination(
+                env, episodes, wrong_stop, lambda e: Action.stop(answer=str(e.privileged()["reference_answer"]))
+            )
+            rows.append((env.spec.id if env.spec else type(env).__name__, *result))
+        finally:
+            env.close()
+    grid = gym.make("ClickGrid-v0").unwrapped
+    assert isinstance(grid, ClickGridEnv)
+    rows.append(
+        ("ClickGrid-v0", *after_termination(grid, [{"seed": s} for s in seeds], Action.click(-5, -5), lambda e: e.oracle_action()))
+    )
+    return rows
+
+
+def print_table(head: list[str], table: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in table:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=20, help="task seeds per template for the blind policies")
-    parser.add_argument("--oracle-seeds", type=int, default=None, help="seeds for the oracle (default: --seeds)")
+    parser.add_argument("--seeds", type=int, default=50, help="task seeds per template for the blind policies")
+    parser.add_argument("--oracle-seeds", type=int, default=5, help="seeds for the oracle column")
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle column (no browser needed)")
-    parser.add_argument("--quick", action="store_true", help="3 seeds, the oracle on 1")
+    parser.add_argument("--quick", action="store_true", help="3 seeds, the oracle on 1, a few state templates")
+    parser.add_argument("--families", nargs="+", default=list(judge_audit.FAMILIES), choices=judge_audit.FAMILIES)
     args = parser.parse_args()
     seeds = range(3 if args.quick else args.seeds)
-    oracle_seeds = range(1 if args.quick else (args.oracle_seeds or len(seeds)))
-    jobs = [(family, name) for family in judge_audit.FAMILIES for name in judge_audit.templates(family)]
+    oracle_seeds = range(1 if args.quick else args.oracle_seeds)
+    jobs = [
+        (family, name)
+        for family in args.families
+        for name in judge_audit.templates_of(family)
+        if not args.quick or name in QUICK_STATE or name in judge_audit.templates(family)
+    ]
 
-    rows: list[tuple[str, str, dict[str, float], float | None]] = []
+    rows: list[tuple[str, str, dict[str, Any], float | None]] = []
     envs: dict[str, Any] = {}
     try:
         for family, name in tqdm(jobs, desc="templates", unit="template"):
-            rates = blind_rates(family, name, seeds)
+            rates = template_rates(family, name, seeds)
             oracle = None
             if not args.no_oracle:
                 if family not in envs:
@@ -97,29 +221,35 @@ def main() -> None:
         for env in envs.values():
             env.close()
 
-    head = ["family", "template", *(c for c, _ in COLUMNS), "chance", "oracle"]
+    def cell(rates: dict[str, Any], key: str) -> str:
+        return f"{rates[key]:.3f}" if key in rates else "-"
+
+    columns = ["list_all", "echo", "empty", "stop_now", "name", "graph", "guess", "chance", "const", "sweep", "items", "sweep_chance"]
+    head = ["family", "template", "kind", *columns, "const_answer", "oracle", "ok"]
     table = [
         [
             family,
             name,
-            *(f"{rates[p]:.3f}" for _, p in COLUMNS),
-            f"{rates['chance']:.3f}",
+            rates["kind"],
+            *(cell(rates, c) if c != "items" else (f"{rates['items']:.1f}" if "items" in rates else "-") for c in columns),
+            repr(rates["const_answer"]) if "const_answer" in rates else "-",
             "-" if oracle is None else f"{oracle:.2f}",
+            "yes" if verdict(rates, len(seeds)) else "NO",
         ]
         for family, name, rates, oracle in rows
     ]
-    widths = [max(len(r[i]) for r in [head, *table]) for i in range(len(head))]
     print(f"\nblind policies over {len(seeds)} seeds; oracle over {0 if args.no_oracle else len(oracle_seeds)}")
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in table:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
-    # Chance plus float slack; the zero policies must be exactly 0.
-    blind_ok = all(
-        all(rates[p] == 0.0 for p in judge_audit.ZERO_POLICIES) and rates["each_candidate"] <= rates["chance"] + 1e-9
-        for _, _, rates, _ in rows
-    )
-    print(f"\nevery blind policy at chance or below: {'yes' if blind_ok else 'NO'}")
+    print_table(head, table)
+    blind_ok = all(verdict(rates, len(seeds)) for _, _, rates, _ in rows)
+    worst = max(rows, key=lambda r: r[2].get("sweep", 0.0) - r[2].get("sweep_chance", 0.0))
+    print(f"\nlargest sweep excess over its chance: {worst[1]} {worst[2].get('sweep', 0.0):.3f} vs {worst[2].get('sweep_chance', 0.0):.3f}")
+
+    ended = after_termination_rows(seeds if args.quick else range(min(len(seeds), 10)), args.families)
+    print("\nafter-termination attack (a wrong stop or click, then the right answer)")
+    print_table(["env", "episodes", "paid", "refused"], [[e, str(n), str(p), str(r)] for e, n, p, r in ended])
+    ended_ok = all(p == 0 for _, _, p, _ in ended)
+    print(f"\nmean sweep chance {np.mean([r[2].get('sweep_chance', 0.0) for r in rows if 'sweep' in r[2]] or [0.0]):.3f}")
+    print(f"every blind policy at chance or below: {'yes' if blind_ok and ended_ok else 'NO'}")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,12 @@ from gui_envs.actions import MAX_ANSWER_CHARS, Action
 from gui_envs.android.apps import default_apps
 from gui_envs.android.tasks import TASKS as PHONE_TASKS
 from gui_envs.android.tasks.base import PhoneState
+from gui_envs.blind_sweep import Form, FormBrowser, SweepResult, sweep
 from gui_envs.browser.site import SiteState
-from gui_envs.tasks.base import AnswerTask, InfeasibleTask, Task
+from gui_envs.tasks.base import AnswerTask, InfeasibleTask, StateTask, Task
+from gui_envs.verifiers.api import view_from_records
+from gui_envs.verifiers.graph import StrategyGraph
+from gui_envs.verifiers.synth import synthesise
 from gui_envs.web.tasks import SITES
 from gui_envs.web.tasks import TASKS as WEB_TASKS
 
@@ -131,3 +135,101 @@ def play(task: Any, policy: str) -> tuple[int, int]:
     """``(successes, episodes)`` of ``policy`` on ``task``: each of its stops is one episode from the start."""
     stops = POLICIES[policy](task)
     return sum(judge(task, stop) >= 1.0 for stop in stops), len(stops)
+
+
+def best_constant(family: str, name: str, seeds: list[int] | range) -> tuple[str, float]:
+    """The answer a policy that never looks does best to repeat on every seed, and the share of ``seeds`` it
+    passes under the template's own judge.
+
+    A fair answer generator keeps this near the mean of :func:`chance` over the same seeds; one that favours some
+    answers ("4 items" on a quarter of the seeds) pays a constant guess more than a blind one. The references
+    of all seeds are pooled, then each is judged on every seed (an answer may pass where the reference is written
+    differently, "$12" for "$12.00"); ties go to the reference seen first.
+    """
+    seeds = list(seeds)
+    pool = list(dict.fromkeys(str(build_task(family, name, seed).reference_answer) for seed in seeds))
+    wins = dict.fromkeys(pool, 0)
+    for seed in seeds:
+        task = build_task(family, name, seed)
+        for answer in pool:
+            wins[answer] += judge(task, Action.stop(answer=answer)) >= 1.0
+    best = max(pool, key=lambda answer: wins[answer])
+    return best, wins[best] / len(seeds)
+
+
+# ----- the second round's attacks (issue 23) ---------------------------------------------------------------------
+#: Words that would give a template's verdict away if its name held them (an agent reads ``info["task"]``).
+VERDICT_WORDS = ("infeasible", "missing", "impossible", "cannot", "fake", "nonexist")
+
+
+def templates_of(family: str, kinds: tuple[type, ...] = (AnswerTask, InfeasibleTask, StateTask)) -> list[str]:
+    """Every template of ``family`` whose judge is one of ``kinds`` (default: all three), sorted."""
+    pools = {"web": WEB_TASKS, "phone": PHONE_TASKS}
+    if family not in pools:
+        raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
+    return sorted(n for n, t in pools[family].items() if issubclass(t, kinds))
+
+
+def site_of(family: str, task: Any) -> tuple[SiteState, str, Callable[[str], None]]:
+    """The live state a blind policy acts on for ``task``, the path it starts from, and the callback that
+    records a shown path as the env records locations (web: the URL; phone: ``package/activity``, which is
+    also the foreground app the phone judges read)."""
+    if family == "web":
+        state = _STATES.web[task.site]  # type: ignore[union-attr]
+        home = state.site.origin
+        return state, task.start_path, lambda path: task.visited.append(home + path)
+    package = getattr(task, "search_app", None) or task.app
+    state = _STATES.phone[package]  # type: ignore[union-attr]
+
+    def shown(path: str) -> None:
+        activity = state.site.activity_for(path)
+        task.state.package, task.state.activity = package, activity
+        task.visited.append(f"{package}/{activity}")
+
+    return state, "/", shown
+
+
+def name_reading(family: str, task: Any) -> tuple[int, int]:
+    """Read the template's name: where it holds a :data:`VERDICT_WORDS` word, make a look that does not depend
+    on the task (the start and home pages, and every search form submitted with the whole instruction) and stop
+    as infeasible; elsewhere give up (``stop(status="failure")``). One episode. Must score 0: a name that says
+    nothing about the verdict leaves this policy nothing to read."""
+    if not any(word in task.name for word in VERDICT_WORDS):
+        return int(judge(task, Action.stop(status="failure")) >= 1.0), 1
+    state, start, shown = site_of(family, task)
+    browser = FormBrowser(state, shown)
+    for page in dict.fromkeys((start, "/")):
+        browser.get(page)
+        for form in [f for f in browser.forms if f.method == "GET"]:
+            browser.submit(Form(form.method, form.action, {**form.fields, "q": task.instruction}, form.buttons))
+            browser.get(page)
+    return int(judge(task, Action.stop(status="infeasible")) >= 1.0), 1
+
+
+def graph_of_answer(task: Any) -> StrategyGraph:
+    """The strategy graph CORE synthesises from this seed's oracle demonstration, as far as an answer decides
+    it: the label function of the final ``stop`` with the reference answer (an answer template's bundled set
+    is that one function)."""
+    oracle = view_from_records(task.instruction, [Action.stop(answer=task.reference_answer).to_dict()], [{}])
+    return StrategyGraph.linear(synthesise(oracle), task.name)
+
+
+def graph_list(task: Any) -> tuple[int, int]:
+    """List every candidate in one answer (:func:`every_option`), judged by the strategy-graph reward instead of
+    the env: one episode, a pass when some path of the graph passes fully. Must score 0."""
+    graph = graph_of_answer(task)
+    guess = view_from_records(task.instruction, [Action.stop(answer=every_option(task)).to_dict()], [{}])
+    return int(graph.classify(guess).best_fraction >= 1.0), 1
+
+
+def side_effect_sweep(family: str, task: Any) -> SweepResult:
+    """The blind sweep of :mod:`gui_envs.blind_sweep` on a state task: open every item page, press the buttons
+    the instruction names, until the judge passes. Fair when it passes at most ``1 / #items``."""
+    state, start, shown = site_of(family, task)
+    return sweep(task, state, start, shown)
+
+
+def binomial_slack(p: float, n: int) -> float:
+    """Two standard errors of a success rate ``p`` measured over ``n`` episodes: how far a fair blind policy's
+    measured rate may lie above its chance by sampling noise alone."""
+    return 2.0 * float(np.sqrt(max(p * (1.0 - p), 0.0) / max(n, 1)))
