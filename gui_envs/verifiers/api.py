@@ -3,8 +3,9 @@
 A label function is a small Python function an LLM writes from an expert's key step; it calls these
 validators on ``trajectory`` and returns ``True`` only when every call passes. The paper's functions start with
 ``from Function_APIs import *``; inside the sandbox (:mod:`gui_envs.verifiers.sandbox`) that import yields
-exactly the names in :data:`API`. This module is standard-library only, because the sandbox worker loads it by
-file path in an isolated interpreter.
+exactly the names in :data:`API`. This module is standard-library only (with the answer judge
+:mod:`gui_envs.tasks.judging`, standard-library only too), because the sandbox worker loads it by file path in an
+isolated interpreter.
 
 **The trajectory a label function sees** is a :class:`TrajectoryView`, read-only and JSON-serialisable, built
 from a recorded :class:`~gui_envs.trajectory.Trajectory` (or a saved folder) by :func:`view_of`:
@@ -26,6 +27,10 @@ occurs in the actual one as a whole-word substring: not preceded or followed by 
 (``"Almonds"`` matches ``"Crunchy Almonds | $4.99"``, ``"4"`` does not match ``"42"``). An empty expected string
 matches only an empty actual one. Tags compare equal after normalisation (``"A"`` is ``"a"``).
 
+**Answers are the exception**: :func:`validate_stop_action` judges the stop's answer with the env's own answer
+judge, :func:`gui_envs.tasks.judging.answers_match` (the same function, not a copy), so a label function pays
+exactly what the task pays: a whole-word match would pass an answer that lists every candidate.
+
 **Match steps and order**: each validator also records *when* it passed, for the strategy graph's temporal
 order (section 3.2): an action validator the indices of its matching steps; a state validator the one index
 ``t`` from which its fact holds until the end (the fact holds after step ``t``; ``-1`` when it held from the
@@ -36,12 +41,36 @@ the second thing before the first).
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
+
+
+def _load_judging() -> ModuleType:
+    """The env's answer-judging module. Imported as usual in the host; the sandbox worker loads this file by
+    path in an interpreter that cannot import ``gui_envs`` (and whose module path is not trusted), so there it
+    is loaded by path from beside this package, exactly as the worker loads this file."""
+    if __package__:
+        from gui_envs.tasks import judging
+
+        return judging
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks", "judging.py")
+    spec = importlib.util.spec_from_file_location("_guigym_answer_judging", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+answers_match: Callable[[str, str], bool] = _load_judging().answers_match
 
 #: Action types that count as a click for :func:`validate_click_action`.
 CLICK_TYPES = frozenset({"click", "double_click", "long_press", "right_click"})
@@ -293,8 +322,12 @@ def validate_type_action(trajectory: TrajectoryView, text: str, target_text_fiel
 
 
 def validate_stop_action(trajectory: TrajectoryView, answer: str) -> bool:
-    """The episode stopped with an answer matching ``answer``."""
-    return _record("stop", (s.index for s in _steps(trajectory) if s.action == "stop" and matches(answer, s.answer)))
+    """The episode stopped with an answer the env's judge accepts for the reference ``answer``
+    (:func:`~gui_envs.tasks.judging.answers_match`: one number equal to a numeric reference, the same text, or
+    the same set of list items; never a list of guesses that contains it)."""
+    return _record(
+        "stop", (s.index for s in _steps(trajectory) if s.action == "stop" and answers_match(s.answer, str(answer)))
+    )
 
 
 def validate_stop_status(trajectory: TrajectoryView, status: str) -> bool:
