@@ -430,8 +430,8 @@ class PostAndFavourite(ClassifiedsTask, StateTask):
         ]
 
 
-class EditOthersAd(ClassifiedsTask, InfeasibleTask):
-    name, difficulty = "classifieds.infeasible_edit_other", 4
+class EditListingPrice(ClassifiedsTask, InfeasibleTask):
+    name, difficulty = "classifieds.edit_listing_price", 4
 
     def setup(self) -> str:
         self.l = self.listing("mine = 0")
@@ -446,8 +446,8 @@ class EditOthersAd(ClassifiedsTask, InfeasibleTask):
         return [*open_listing(self.l["title"]), Stop(status="infeasible")]
 
 
-class MissingCategory(ClassifiedsTask, InfeasibleTask):
-    name, difficulty = "classifieds.infeasible_category", 2
+class PostInCategory(ClassifiedsTask, InfeasibleTask):
+    name, difficulty = "classifieds.post_in_category", 2
 
     def setup(self) -> str:
         return f"Post an ad in the {self.pick(['Boats', 'Pets', 'Real estate'])} category."

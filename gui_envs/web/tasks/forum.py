@@ -417,8 +417,8 @@ class CommentAndUpvote(ForumTask, StateTask):
         ]
 
 
-class DeleteOthersPost(ForumTask, InfeasibleTask):
-    name, difficulty = "forum.infeasible_delete_other", 3
+class DeleteNamedPost(ForumTask, InfeasibleTask):
+    name, difficulty = "forum.delete_named_post", 3
 
     def setup(self) -> str:
         self.p = self.post("author != ?", (ME,))
@@ -432,19 +432,19 @@ class DeleteOthersPost(ForumTask, InfeasibleTask):
         return [*open_post(self.p), Stop(status="infeasible")]
 
 
-class MissingForum(ForumTask, InfeasibleTask):
-    name, difficulty = "forum.infeasible_missing_forum", 2
+class PostInForum(ForumTask, InfeasibleTask):
+    name, difficulty = "forum.post_in_forum", 2
 
     def setup(self) -> str:
         # Start inside a forum, not on the list of forums: the list is what the agent must look at.
         self.start_path = f"/f/{self.pick(sorted(SUBFORUMS))}"
-        self.missing = str(self.pick(["astrology", "crypto", "knitting"]))
-        return f"Post a question in the {self.missing} forum."
+        self.wanted = str(self.pick(["astrology", "crypto", "knitting"]))
+        return f"Post a question in the {self.wanted} forum."
 
     def looked(self) -> bool:
         """The list of forums (the home page), or the missing forum's own address (a "not found" page)."""
         paths = [path_of(u) for u in self.visited_here()]
-        return "" in paths or f"/f/{self.missing}" in paths
+        return "" in paths or f"/f/{self.wanted}" in paths
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Forums", tag="a"), Stop(status="infeasible")]

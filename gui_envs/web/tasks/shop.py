@@ -545,16 +545,16 @@ class CountInCategory(ShopTask, AnswerTask):
         ]
 
 
-class NoSuchProduct(ShopTask, InfeasibleTask):
-    name, difficulty = "shop.infeasible_missing_product", 3
+class AddNamedProduct(ShopTask, InfeasibleTask):
+    name, difficulty = "shop.add_named_product", 3
 
     def setup(self) -> str:
-        self.missing = str(self.pick(["Acme Quantum Toaster", "Tidal Hover Skates", "Orchid Time Machine"]))
-        return f"Add the {self.missing} to my cart."
+        self.wanted = str(self.pick(["Acme Quantum Toaster", "Tidal Hover Skates", "Orchid Time Machine"]))
+        return f"Add the {self.wanted} to my cart."
 
     def looked(self) -> bool:
         """A catalogue search for the product (at least 3 characters of its name) that found nothing."""
-        want = self.missing.lower()
+        want = self.wanted.lower()
         for url in self.visited_here():
             q = " ".join(query_of(url).get("q", "").lower().split())
             if len(q) >= 3 and (q in want or want in q) and not self.query(
@@ -564,11 +564,11 @@ class NoSuchProduct(ShopTask, InfeasibleTask):
         return False
 
     def oracle_plan(self) -> list[PlanStep]:
-        return [*search("Search", self.missing), Stop(status="infeasible")]
+        return [*search("Search", self.wanted), Stop(status="infeasible")]
 
 
-class NoSuchSize(ShopTask, InfeasibleTask):
-    name, difficulty = "shop.infeasible_size", 4
+class BuyInSize(ShopTask, InfeasibleTask):
+    name, difficulty = "shop.buy_in_size", 4
 
     def setup(self) -> str:
         self.p = self.product("category='Clothing'")

@@ -6,9 +6,11 @@ import pytest
 
 from gui_envs import judge_audit
 from gui_envs.actions import Action
+from gui_envs.tasks.base import InfeasibleTask
 from gui_envs.tasks.judging import NUMERIC_TOLERANCE, answers_match
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.sites.classifieds import SELLERS
+from gui_envs.web.tasks import TASKS as WEB_TASKS
 from tests.gui_envs.judge_suite import check_template
 
 
@@ -78,20 +80,30 @@ def test_blind_policies_score_nothing_but_chance(name: str) -> None:
     check_template("web", name)
 
 
-def test_missing_product_needs_a_search_that_finds_nothing() -> None:
-    task = judge_audit.build_task("web", "shop.infeasible_missing_product", 0)
+def test_named_product_needs_a_search_that_finds_nothing() -> None:
+    task = judge_audit.build_task("web", "shop.add_named_product", 0)
     stop, home = Action.stop(status="infeasible"), task.visited[0]
-    word = task.missing.split()[1]  # "Quantum", "Hover", "Time": no product has it
+    word = task.wanted.split()[1]  # "Quantum", "Hover", "Time": no product has it
     assert judge_audit.judge(task, stop) == 0.0
-    task.visited.append(f"{home}?q={task.missing.split()[0]}")  # "Acme" / "Tidal" / "Orchid": found products
-    assert task.query("SELECT 1 FROM products WHERE name LIKE ?", (f"%{task.missing.split()[0]}%",))
+    task.visited.append(f"{home}?q={task.wanted.split()[0]}")  # "Acme" / "Tidal" / "Orchid": found products
+    assert task.query("SELECT 1 FROM products WHERE name LIKE ?", (f"%{task.wanted.split()[0]}%",))
     assert judge_audit.judge(task, stop) == 0.0
     task.visited.append(f"{home}?q={word}")
     assert judge_audit.judge(task, stop) == 1.0
     assert judge_audit.judge(task, Action.stop()) == 0.0  # looked, but claimed success
 
 
-@pytest.mark.parametrize("name", [n for n in judge_audit.templates("web") if "infeasible" in n])
+def test_names_keep_the_verdict_to_themselves() -> None:
+    # Every agent reads info["task"]: "shop.infeasible_size" told it the verdict before it looked. Class names
+    # never reach an agent, but a web template's stays as honest as its name.
+    for family in judge_audit.FAMILIES:
+        for name in judge_audit.templates_of(family):
+            assert not any(word in name for word in judge_audit.VERDICT_WORDS), (family, name)
+    for cls in WEB_TASKS.values():
+        assert not any(word in cls.__name__.lower() for word in ("infeasible", "missing", "nosuch", "impossible")), cls
+
+
+@pytest.mark.parametrize("name", judge_audit.templates_of("web", (InfeasibleTask,)))
 def test_infeasible_stop_at_step_one_fails_in_the_env(web_env: GuiWebEnv, name: str) -> None:
     # Regression: stop(status="infeasible") at step 1 passed every web infeasible template.
     for seed in (0, 1):
