@@ -18,7 +18,15 @@ layers keep the host safe:
    gives :class:`Crashed`. Only JSON comes back from it.
 
 The worker is started once and reused (start-up is about 50 ms; a verdict then costs well under a millisecond),
-so a training loop can verify batches (:func:`run_label_functions`, ``benchmarks/verifier_speed.py``).
+so a training loop can verify batches (:func:`run_label_functions`, ``benchmarks/verifier_speed.py``) of any
+size: the host writes a batch's request in the pieces the pipe takes while it reads the verdicts, so neither side
+waits on a full pipe (10,000 functions on one trajectory take about a second).
+
+**Time limit.** Each function gets ``timeout_s`` seconds (default 2), counted from the moment the worker could
+start it (its previous verdict, or the last request bytes it took). A function that overruns gets
+:class:`TimedOut`, its worker is killed and a fresh one (about 50 ms) runs the rest of the batch, so a call of
+``n`` functions on ``m`` trajectories returns within ``n * m * (timeout_s + 0.1)`` seconds at the very worst, and
+much sooner in practice. Calls from several threads take turns on the one worker; a time-out always releases it.
 """
 
 from __future__ import annotations
@@ -257,17 +265,16 @@ class _Worker:
     """One limited worker process, started on demand and replaced when it times out or dies."""
 
     def __init__(self) -> None:
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.sent: set[str] = set()
         self.lock = threading.Lock()
         self.counter = 0
         self.pid = os.getpid()
-        self.buffer = b""
 
-    def start(self) -> subprocess.Popen[str]:
+    def start(self) -> subprocess.Popen[bytes]:
         if self.proc is not None and self.pid != os.getpid():
             # A forked copy of the host (a trainer's worker) must not share the parent's pipes: start its own.
-            self.proc, self.sent, self.buffer = None, set(), b""
+            self.proc, self.sent = None, set()
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.proc = subprocess.Popen(
@@ -277,10 +284,13 @@ class _Worker:
                 stderr=subprocess.DEVNULL,
                 env={},
                 cwd="/",
-                text=True,
+                bufsize=0,
                 close_fds=True,
             )
-            self.sent, self.pid, self.buffer = set(), os.getpid(), b""
+            assert self.proc.stdin is not None
+            # Requests go out in whatever pieces the pipe takes while replies are read (see _stream).
+            os.set_blocking(self.proc.stdin.fileno(), False)
+            self.sent, self.pid = set(), os.getpid()
         return self.proc
 
     def stop(self) -> None:
@@ -291,70 +301,91 @@ class _Worker:
             for stream in (self.proc.stdin, self.proc.stdout):
                 if stream is not None:
                     stream.close()
-        self.proc, self.sent, self.buffer = None, set(), b""
-
-    def _read(self, deadline: float) -> dict[str, Any] | None:
-        """The worker's next reply line, or ``None`` at ``deadline`` (replies may arrive several at once, so
-        they are split from a buffer of our own: a buffered reader would hide lines from ``select``)."""
-        proc = self.proc
-        assert proc is not None and proc.stdout is not None
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([proc.stdout], [], [], left)
-            if ready:
-                chunk = os.read(proc.stdout.fileno(), 1 << 16)
-                if not chunk:
-                    raise EOFError("the worker exited")
-                self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+        self.proc, self.sent = None, set()
 
     def run(self, jobs: Sequence[tuple[str, str, dict[str, Any]]], timeout_s: float) -> list[Verdict]:
-        """Run ``(code, view key, view json)`` jobs in order, each under ``timeout_s`` seconds.
-
-        The jobs of one view are sent together and their verdicts read back one by one, each within
-        ``timeout_s`` of the previous one; after a time-out or a crash the worker is replaced and the jobs
-        not yet judged are sent again.
-        """
+        """Run ``(code, view key, view json)`` jobs in order, each under ``timeout_s`` seconds (see
+        :func:`run_label_functions` for the limit); after a time-out or a crash the worker is replaced and the
+        jobs not yet judged are sent again."""
         out: list[Verdict] = []
         with self.lock:
-            start = 0
-            while start < len(jobs):
-                key = jobs[start][1]
-                stop = start
-                while stop < len(jobs) and jobs[stop][1] == key:
-                    stop += 1
-                out.extend(self._group(jobs[start:stop], timeout_s))
-                start = stop
+            try:
+                start = 0
+                while start < len(jobs):
+                    key = jobs[start][1]
+                    stop = start
+                    while stop < len(jobs) and jobs[stop][1] == key:
+                        stop += 1
+                    out.extend(self._group(jobs[start:stop], timeout_s))
+                    start = stop
+            except BaseException:
+                # Interrupted half-way (KeyboardInterrupt...): the worker may still owe replies, so the next
+                # call gets a fresh one rather than someone else's verdicts.
+                self.stop()
+                raise
         return out
 
     def _group(self, jobs: Sequence[tuple[str, str, dict[str, Any]]], timeout_s: float) -> list[Verdict]:
         out: list[Verdict] = []
         while len(out) < len(jobs):
-            pending = jobs[len(out) :]
             try:
-                first_id = self._send_group(pending)
-                for offset in range(len(pending)):
-                    reply = self._read(time.monotonic() + timeout_s)
-                    if reply is None:
-                        self.stop()
-                        out.append(Verdict(None, TimedOut(f"no verdict within {timeout_s:g} s; the worker was killed")))
-                        break
-                    verdict = self._verdict(reply, first_id + offset)
-                    out.append(verdict)
-                    if verdict.error is not None and "restarted" in verdict.error.message:
-                        break
+                out.extend(self._stream(jobs[len(out) :], timeout_s))
             except (OSError, EOFError, ValueError) as exc:
                 self.stop()
                 out.append(Verdict(None, Crashed(f"the worker died ({type(exc).__name__}); it was restarted")))
         return out
 
-    def _send_group(self, jobs: Sequence[tuple[str, str, dict[str, Any]]]) -> int:
-        """Send one view (if the worker lacks it) and its jobs in one write; returns the first job's id."""
+    def _stream(self, jobs: Sequence[tuple[str, str, dict[str, Any]]], timeout_s: float) -> list[Verdict]:
+        """Send one view's jobs and read their verdicts at the same time; stops early after a time-out or a
+        restart (the caller sends the rest again).
+
+        The request is written without blocking, in the pieces the pipe accepts, while replies are read: a
+        batch bigger than both pipe buffers used to leave host and worker each blocked writing into the other's
+        full pipe, for ever. The worker must show progress (take request bytes, or answer) within
+        ``timeout_s``; it reads only between functions, so a function that runs past ``timeout_s`` stops both.
+        """
         proc = self.start()
-        assert proc.stdin is not None
+        assert proc.stdin is not None and proc.stdout is not None
+        request, first = self._request(jobs)
+        fd_in, fd_out = proc.stdin.fileno(), proc.stdout.fileno()
+        out: list[Verdict] = []
+        written, received = 0, b""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if b"\n" in received:
+                *lines, received = received.split(b"\n")
+                for line in lines:
+                    if len(out) == len(jobs):  # more replies than jobs: this worker cannot be trusted further
+                        self.stop()
+                        return out
+                    verdict = self._verdict(json.loads(line), first + len(out))
+                    out.append(verdict)
+                    if verdict.error is not None and "restarted" in verdict.error.message:
+                        return out
+            if len(out) == len(jobs):
+                if received:  # a partial line nobody asked for
+                    self.stop()
+                return out
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                return [*out, Verdict(None, TimedOut(f"no verdict within {timeout_s:g} s; the worker was killed"))]
+            readable, writable, _ = select.select([fd_out], [fd_in] if written < len(request) else [], [], left)
+            if writable:
+                try:
+                    written += os.write(fd_in, request[written : written + (1 << 16)])
+                    deadline = time.monotonic() + timeout_s
+                except BlockingIOError:
+                    pass  # the pipe filled between select and write
+            if readable:
+                chunk = os.read(fd_out, 1 << 16)
+                if not chunk:
+                    raise EOFError("the worker exited")
+                received += chunk
+                deadline = time.monotonic() + timeout_s
+
+    def _request(self, jobs: Sequence[tuple[str, str, dict[str, Any]]]) -> tuple[bytes, int]:
+        """One view (if the worker lacks it) and its jobs as JSON lines; also the first job's id."""
         lines = []
         if len(self.sent) > 256:
             lines.append({"forget": True})
@@ -367,12 +398,10 @@ class _Worker:
         for code, _, _ in jobs:
             self.counter += 1
             lines.append({"id": self.counter, "key": key, "code": code})
-        proc.stdin.write("".join(json.dumps(m, separators=(",", ":")) + "\n" for m in lines))
-        proc.stdin.flush()
-        return first
+        return "".join(json.dumps(m, separators=(",", ":")) + "\n" for m in lines).encode(), first
 
-    def _verdict(self, reply: dict[str, Any], expected_id: int) -> Verdict:
-        if reply.get("id") != expected_id:
+    def _verdict(self, reply: Any, expected_id: int) -> Verdict:
+        if not isinstance(reply, dict) or reply.get("id") != expected_id:
             self.stop()
             return Verdict(None, Crashed("the worker answered out of turn; it was restarted"))
         if "crash" in reply:
@@ -400,7 +429,9 @@ def run_label_functions(
 ) -> list[list[Verdict]]:
     """Every label function on every trajectory: ``out[j][i]`` is function ``i`` on trajectory ``j``.
 
-    Each function gets ``timeout_s`` seconds per trajectory. Never raises for bad code or bad trajectories.
+    Each function gets ``timeout_s`` seconds per trajectory, so the call returns within
+    ``len(codes) * len(trajectories) * (timeout_s + 0.1)`` seconds whatever the batch size (the module
+    docstring's time limit). Never raises for bad code or bad trajectories.
     """
     checks = [check_source(c) for c in codes]
     out: list[list[Verdict]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from gui_envs.verifiers import (
     run_label_functions,
 )
 from gui_envs.verifiers.sandbox import _POOL
-from tests.gui_envs.verifiers.helpers import wishlist_view
+from tests.gui_envs.verifiers.helpers import fn, wishlist_view
 
 GOOD = """from Function_APIs import *
 def verify_function(trajectory, stop_page_url):
@@ -160,3 +161,60 @@ def test_a_forked_host_gets_its_own_worker() -> None:
     assert queue.get(timeout=20) is True
     child.join(20)
     assert run_label_function(GOOD, wishlist_view(item="Spicy Pretzels")).passed is False
+
+
+# ----- batches of any size (issue 23: 1,500 functions on one trajectory deadlocked host and worker) ----------
+def _batch(n: int) -> list[str]:
+    """``n`` distinct functions; every seventh one passes on :func:`wishlist_view`."""
+    return [
+        fn(f"validate_click_action(trajectory, {'Crunchy Almonds' if i % 7 == 0 else f'Item {i}'!r})") for i in range(n)
+    ]
+
+
+def _in_thread(call: Any, limit_s: float) -> Any:
+    """``call()`` in a daemon thread; fails (instead of hanging the suite) when it has not returned in ``limit_s``."""
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(call()), daemon=True)
+    thread.start()
+    thread.join(limit_s)
+    assert not thread.is_alive(), f"no answer within {limit_s} s: host and worker are deadlocked"
+    return result[0]
+
+
+@pytest.mark.parametrize("n", [1, 1_199, 1_500, 5_000, 10_000])
+def test_a_batch_of_any_size_gets_its_verdicts(n: int) -> None:
+    codes = _batch(n)
+    start = time.monotonic()
+    (row,) = _in_thread(lambda: run_label_functions(codes, [wishlist_view()]), limit_s=120)
+    elapsed = time.monotonic() - start
+    print(f"{n} functions: {elapsed:.2f} s")
+    assert [v.passed for v in row] == [i % 7 == 0 for i in range(n)]
+    assert elapsed < 5 + n * 0.004, elapsed  # about 0.3 ms a function; 2-4 s for 10,000 on 2 busy cores
+    # The pool is free again: the next call is answered, and right.
+    assert _in_thread(lambda: run_label_function(GOOD, wishlist_view(item="Spicy Pretzels")), 20).passed is False
+
+
+def test_a_hanging_function_in_a_big_batch_is_timed_out_and_the_rest_judged() -> None:
+    view = wishlist_view().to_json()
+    codes = _batch(3_000)
+    hang = 1_700  # past the old deadlock size: the hang happens with request bytes still unsent
+    jobs = [("while True: pass\nresult = True" if i == hang else c, "hang-batch", view) for i, c in enumerate(codes)]
+    start = time.monotonic()
+    verdicts = _in_thread(lambda: _POOL.run(jobs, timeout_s=1.0), limit_s=60)
+    elapsed = time.monotonic() - start
+    assert isinstance(verdicts[hang].error, TimedOut)
+    assert [v.passed for i, v in enumerate(verdicts) if i != hang] == [i % 7 == 0 for i in range(3_000) if i != hang]
+    assert elapsed < 1.0 + 20, elapsed
+    assert run_label_function(GOOD, wishlist_view()).passed is True
+
+
+def test_a_hanging_call_does_not_block_another_thread() -> None:
+    jobs = [("while True: pass\nresult = True", "hang-thread", wishlist_view().to_json())]
+    stuck = threading.Thread(target=lambda: _POOL.run(jobs, timeout_s=1.5), daemon=True)
+    stuck.start()
+    time.sleep(0.2)  # the hanging call holds the worker now
+    start = time.monotonic()
+    assert _in_thread(lambda: run_label_function(GOOD, wishlist_view()), limit_s=20).passed is True
+    assert time.monotonic() - start < 1.5 + 5  # it waited for the time-out at most, not for ever
+    stuck.join(10)
+    assert not stuck.is_alive()
