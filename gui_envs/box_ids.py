@@ -6,7 +6,8 @@ wrapper:
 
 * the action is the click point **normalised** to ``[-1, 1]^2`` (``(-1, -1)`` the top-left pixel, ``(1, 1)``
   the bottom-right one): SB3 samples actions around 0 with unit spread, which in raw pixels would pin every
-  click to the top-left corner;
+  click to the top-left corner. Anything that is not two finite numbers (a string, ``None``, a wrong shape,
+  NaN) reaches the base env as it is and is its ``action_error`` no-op (:class:`NormalisedClick`);
 * the observation is the banner screenshot scaled by ``obs_scale`` (default 1/4), so that SB3's ``CnnPolicy``
   stays a few million parameters instead of a hundred.
 
@@ -21,6 +22,29 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+
+from gui_envs.tasks.grounding import box_point
+
+
+class NormalisedClick(gym.ActionWrapper[np.ndarray, Any, Any]):
+    """A click in ``[-1, 1]^2`` mapped linearly onto the base env's pixel ``Box`` (gymnasium's ``RescaleAction``
+    without its exceptions): an action that is not two finite numbers is handed to the base env unchanged, whose
+    step makes it an ``action_error`` no-op, as every guigym step does with a malformed action."""
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        space = env.action_space
+        if not isinstance(space, spaces.Box):
+            raise TypeError(f"NormalisedClick needs a Box pixel action space, got {space}")
+        self._low, self._high = space.low.astype(np.float64), space.high.astype(np.float64)
+        self.action_space = spaces.Box(-1.0, 1.0, space.shape, np.float32)
+
+    def action(self, action: Any) -> Any:
+        point, error = box_point(action)
+        if error is not None or point is None:
+            return action
+        unit = (np.asarray(point, np.float64).reshape(self._low.shape) + 1.0) / 2.0
+        return (self._low + unit * (self._high - self._low)).astype(np.float32)
 
 
 class DownscaleObservation(gym.ObservationWrapper[np.ndarray, Any, np.ndarray]):
@@ -58,8 +82,8 @@ def make_box_ground(
         from gui_envs.wrappers import with_reward
 
         env = with_reward(env, reward, **(reward_kwargs or {}))
-    env = gym.wrappers.RescaleAction(env, np.float32(-1.0), np.float32(1.0))
+    env = NormalisedClick(env)
     return DownscaleObservation(env, obs_scale)
 
 
-__all__ = ["DownscaleObservation", "make_box_ground"]
+__all__ = ["DownscaleObservation", "NormalisedClick", "make_box_ground"]

@@ -17,11 +17,14 @@ ENV_DESCRIPTIONS: dict[str, str] = {}
 def register_env(env_id: str, entry_point: str, description: str, **kwargs: Any) -> None:
     """Register ``env_id`` with gymnasium and remember its one-line description.
 
-    Re-registering an id (for example after ``importlib.reload``) is a no-op instead of a warning.
+    Re-registering an id (for example after ``importlib.reload``) is a no-op instead of a warning. The envs keep
+    their own order (:mod:`gui_envs.lifecycle`), so gymnasium's ``OrderEnforcing`` wrapper is left out: it would
+    raise its plain ``ResetNeeded`` before the env's :class:`~gui_envs.errors.ResetNeededError` could.
     """
     ENV_DESCRIPTIONS[env_id] = description
     if env_id in gym.registry:
         return
+    kwargs.setdefault("order_enforce", False)
     gym.register(id=env_id, entry_point=entry_point, **kwargs)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.errors import ResetNeededError
+from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.tasks.grounding import (
     BANNER_PX,
     box_action_space,
@@ -212,6 +214,9 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         self.target: UIElement | None = None
         self.instruction = ""
 
+    reset_options = MappingProxyType({"seed": SEED})
+
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -267,6 +272,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
             counts[el.label.lower()] = counts.get(el.label.lower(), 0) + 1
         return {el.id: [describe(el)] for el in labelled if counts[el.label.lower()] == 1}
 
+    @guarded_step
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self.target is None:
             raise ResetNeededError("call reset() before step()")

@@ -29,6 +29,7 @@ from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
+from gui_envs.lifecycle import guarded_reset
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]
@@ -182,6 +183,8 @@ class PreparedResets:
     #: Whether each of the last two resets named its episode.
     _named: tuple[bool, bool] = (False, False)
 
+    # Guarded here as well as in the env's own reset: this one runs first and reads the options.
+    @guarded_reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         named = seed is not None or (options or {}).get("seed") is not None
         self._named = (self._named[1], named)

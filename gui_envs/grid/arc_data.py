@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
-from gui_envs.grid.errors import ArcDataUnavailableError, GridConfigError
+from gui_envs.grid.errors import ArcDataUnavailableError, GridConfigError, UnknownArcTaskError
 
 Grid = NDArray[np.uint8]
 Transform = Callable[[Grid], Grid]
@@ -89,7 +89,7 @@ def find_task(tasks: Sequence[ArcTask], task_id: str) -> ArcTask:
             return task
     close = difflib.get_close_matches(task_id, [t.task_id for t in tasks], n=3)
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-    raise GridConfigError(f"task_id={task_id!r} is not in this source and split.{hint}")
+    raise UnknownArcTaskError(f"task_id={task_id!r} is not in this source and split.{hint}")
 
 
 # --------------------------------------------------------------------------------- procedural tasks

@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
+from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 #: Cell labels in reading order.
 LABELS = "abcdefghi"
@@ -27,7 +28,7 @@ _PALETTE = np.array(
 )  # fmt: skip
 
 
-class ClickGridEnv(gym.Env[dict[str, Any], Any]):
+class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     """Click the cell the instruction names, on a ``rows x cols`` grid of coloured cells.
 
     ## Observation
@@ -96,6 +97,7 @@ class ClickGridEnv(gym.Env[dict[str, Any], Any]):
         s = self.cell_px
         return (c * s, r * s, c * s + s - 1, r * s + s - 1)
 
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -103,6 +105,7 @@ class ClickGridEnv(gym.Env[dict[str, Any], Any]):
         self.target = int(self.np_random.integers(1, self.num_cells + 1))
         return self._obs(), {"task": "click_cell"}
 
+    @guarded_step
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         act, error = coerce_action(action, allow_point=True)
         info: dict[str, Any] = {"task": "click_cell"}

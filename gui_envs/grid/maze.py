@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from gui_envs.errors import ResetNeededError
+from gui_envs.errors import ResetNeededError, safe_repr
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.maze_gen import (
     AGENT,
@@ -27,6 +27,7 @@ from gui_envs.grid.maze_gen import (
 from gui_envs.grid.parsing import parse_maze_answer, path_to_text
 from gui_envs.grid.render import MAZE_PALETTE, grid_to_rgb, text_space
 from gui_envs.grid.verifiers import Verdict, verify_maze_path
+from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 MazeObs = dict[str, Any] | NDArray[np.uint8]
 MazeAction = str | int | np.integer | NDArray[Any] | Sequence[Sequence[int]]
@@ -35,7 +36,7 @@ MIN_SIZE, MAX_SIZE = 2, 64
 _MOVE_NAMES = ("right", "down", "left", "up")
 
 
-class MazeEnv(gym.Env[MazeObs, MazeAction]):
+class MazeEnv(GuardedClose, gym.Env[MazeObs, MazeAction]):
     """A perfect maze on a symbolic grid; reach the goal from the start.
 
     Each reset carves a new ``size`` x ``size``-cell maze from the env's seeded generator (or reuses one
@@ -166,6 +167,7 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
 
     # ------------------------------------------------------------------------------------------ reset
 
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[MazeObs, dict[str, Any]]:
@@ -194,6 +196,7 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
 
     # ------------------------------------------------------------------------------------------- step
 
+    @guarded_step
     def step(self, action: MazeAction) -> tuple[MazeObs, float, bool, bool, dict[str, Any]]:
         if self.mode == "answer":
             return self._step_answer(action)
@@ -202,7 +205,7 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
         steps = self._steps
         try:
             move = operator.index(action)  # int or numpy integer; floats and arrays are rejected
-        except TypeError:
+        except Exception:  # noqa: BLE001 - TypeError, or whatever a hostile __index__ raises: a bad move either way
             move = -1
         pos = self._pos
         if 0 <= move < 4:
@@ -217,7 +220,7 @@ class MazeEnv(gym.Env[MazeObs, MazeAction]):
         info = self._info()
         info["success"] = terminated
         if not 0 <= move < 4:
-            info["action_error"] = f"action {action!r} is not an int in 0..3 (0 right, 1 down, 2 left, 3 up)"
+            info["action_error"] = f"action {safe_repr(action)} is not an int in 0..3 (0 right, 1 down, 2 left, 3 up)"
         return self._obs.copy(), reward, terminated, truncated, info
 
     def _step_answer(self, action: MazeAction) -> tuple[MazeObs, float, bool, bool, dict[str, Any]]:

@@ -15,6 +15,7 @@ from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import digits_to_text, sudoku_board_rgb, text_space
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, generate_sudoku
 from gui_envs.grid.verifiers import Verdict, verify_sudoku
+from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 SudokuObs = dict[str, Any]
 SudokuAction = str | NDArray[Any] | list[list[int]]
@@ -29,12 +30,12 @@ def _unflatten(action: SudokuAction) -> SudokuAction:
         return action
     try:
         array = np.asarray(action)
-    except (ValueError, TypeError):
-        return action  # ragged nested lists: the parser reports them
+    except Exception:  # noqa: BLE001 - ragged or 5,000-deep lists, hostile objects: the parser reports them
+        return action
     return array.reshape(9, 9) if array.shape == (81,) else action
 
 
-class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
+class SudokuEnv(GuardedClose, gym.Env[SudokuObs, SudokuAction]):
     """Fill in a 9x9 Sudoku; one step per episode.
 
     Each reset generates, from the env's seeded generator, a complete grid and digs ``blanks`` cells out of
@@ -99,6 +100,7 @@ class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
         self._solution: NDArray[np.uint8] | None = None
         self._submission: NDArray[np.int64] | None = None
 
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[SudokuObs, dict[str, Any]]:
@@ -107,6 +109,7 @@ class SudokuEnv(gym.Env[SudokuObs, SudokuAction]):
         self._submission = None
         return self._observation(), self._info()
 
+    @guarded_step
     def step(self, action: SudokuAction) -> tuple[SudokuObs, float, bool, bool, dict[str, Any]]:
         puzzle, _ = self._require_puzzle()
         parsed = parse_grid_action(_unflatten(action), blank_chars=".")

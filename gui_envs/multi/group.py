@@ -7,13 +7,14 @@ so any multi-agent code that drives PettingZoo can sample groups and read group 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from gui_envs.lifecycle import guarded_close, guarded_reset, guarded_step
 from gui_envs.privileged import privileged_of, public_info
 from gui_envs.wrappers import action_point, as_action, with_reward
 from rewards.advantage import group_advantage
@@ -57,10 +58,15 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
 
     **Reset**: every copy is reset with the same seed and options, so all agents start from the same state
     (``reset(seed=s)`` uses ``s``; ``reset()`` draws a group seed from the group's own generator). Pass
-    ``options={"task": name}`` to fix a task on the envs that take one.
+    ``options={"task": name}`` to fix a task on the envs that take one; a key the copies do not take is dropped with a
+    warning (PettingZoo's API test resets with ``{"options": 1}``).
 
-    **Step**: ``step({agent: action})`` steps each live agent's copy. An agent that ends its episode
-    (terminated or truncated) leaves ``agents``; the others carry on. Rewards are each copy's own env reward
+    **Step**: ``step({agent: action})`` steps each live agent's copy (a dict without an action for every live
+    agent raises :class:`GroupConfigError`, before any copy steps). An agent that ends its episode (terminated or
+    truncated) leaves ``agents``; the others carry on. Once every agent has finished, the group's episode has
+    ended: like every guigym env (:mod:`gui_envs.lifecycle`), ``step`` before ``reset``, after the last agent
+    finished or after a step that raised raises :class:`~gui_envs.errors.ResetNeededError`; ``step`` and ``reset``
+    after ``close`` raise :class:`~gui_envs.errors.EnvClosedError`; calls from several threads run one at a time. Rewards are each copy's own env reward
     (or the ``reward=`` wrapper's).
     ``infos[agent]`` is the copy's public info (:func:`gui_envs.privileged.public_info`: never a target box or
     an answer) plus ``clicks``: the agent's click points so far, ``[[x, y], ...]`` screenshot pixels.
@@ -152,12 +158,17 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     def action_space(self, agent: str) -> gym.Space[Any]:
         return self.action_spaces[agent]
 
+    # Only checked to be a mapping here: the copies check the keys they take (see reset).
+    reset_options = None
+
+    @guarded_reset
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         group_seed = seed if seed is not None else int(self._rng.integers(2**31 - 1))
+        options = self._copy_options(options)
         self.agents = list(self.possible_agents)
         self.group_result = None
         obs, infos = {}, {}
@@ -173,15 +184,32 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self._target_box = [float(v) for v in box] if box is not None else None
         return obs, infos
 
+    def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,
+        so a key no copy takes is dropped with a warning instead of raising as it does on the copies themselves."""
+        if options is None:
+            return None
+        taken = getattr(type(self.envs[self.possible_agents[0]].unwrapped), "reset_options", None)
+        if taken is None:
+            return dict(options)
+        dropped = [k for k in options if k not in taken]
+        if dropped:
+            gym.logger.warn(f"{self.env_id} takes no reset options {dropped}; the group drops them (it takes {list(taken)})")
+        return {k: v for k, v in options.items() if k in taken}
+
+    @guarded_step(episode_over=lambda group, _: "every agent finished" if not group.agents else "")
     def step(
         self, actions: dict[str, Any]
     ) -> tuple[
         dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]
     ]:
+        missing = [a for a in self.agents if a not in actions] if isinstance(actions, Mapping) else self.agents
+        if missing:
+            raise GroupConfigError(
+                f"step() takes a dict with one action per live agent ({self.agents}); none for {missing}"
+            )
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         for agent in self.agents:
-            if agent not in actions:
-                raise GroupConfigError(f"no action for live agent {agent!r}; step() needs one per agent in .agents")
             action = actions[agent]
             point = self._click_point(action, self._last_obs.get(agent))
             if point is not None:
@@ -247,6 +275,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             return None
         return np.concatenate([np.asarray(f) for f in frames], axis=1)
 
+    @guarded_close
     def close(self) -> None:
         for env in self.envs.values():
             env.close()

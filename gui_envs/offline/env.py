@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
@@ -12,6 +14,7 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.errors import ResetNeededError
+from gui_envs.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
 from gui_envs.offline.scoring import score_step
@@ -53,13 +56,15 @@ class AnyText(gym.Space[str]):
         return "".join(self.np_random.choice(list("abc xyz"), size=int(self.np_random.integers(0, 8))))
 
 
-class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
+class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     """Replays a recorded GUI dataset: each step shows the recorded screen; the agent's action is scored.
 
     ## Observation
 
     ``Dict``: ``screenshot`` (H, W, 3) uint8, the recorded screen (size varies per record); ``instruction``
-    (str, the episode goal); ``step_instruction`` (str, the low-level instruction where recorded, else "");
+    (str, the episode goal; with ``step_level`` the step's low-level instruction where recorded);
+    ``step_instruction`` (str: with ``step_level``, the step's low-level instruction where recorded; else always
+    "", since "type fresh milk" hands a high-level agent the step's answer);
     ``history`` (str, the recorded actions so far); ``elements`` (always empty: recorded datasets carry no
     element list here); ``platform`` (str).
 
@@ -98,7 +103,9 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
     - ``path``: the dataset folder; default the bundled fixture (written to a temp folder).
     - ``step_level``: use the recorded step instruction as the instruction (AndroidControl-Low).
 
-    ``reset(seed=i)`` plays episode ``i % len(episodes)``; ``options={"episode": i}`` does the same.
+    ``reset(seed=i)`` plays episode ``i % len(episodes)``; ``options={"episode": i}`` does the same. After the
+    last recorded step the episode has ended: ``step`` raises :class:`~gui_envs.errors.ResetNeededError` until the
+    next ``reset`` (:mod:`gui_envs.lifecycle`).
 
     ## Version history
 
@@ -140,6 +147,9 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
         self._shot: np.ndarray | None = None
         self._successes: list[bool] = []
 
+    reset_options = MappingProxyType({"episode": ResetOption((numbers.Integral,), "an episode index (int)")})
+
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -151,6 +161,7 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
         self._index, self._history, self._successes = 0, [], []
         return self._observation(), self._info()
 
+    @guarded_step
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._episode is None:
             raise ResetNeededError("call reset() before step()")
@@ -205,14 +216,15 @@ class GuiOfflineEnv(gym.Env[dict[str, Any], Any]):
         with Image.open(step.image) as img:
             self._shot = np.asarray(img.convert("RGB"), dtype=np.uint8)
         self.action_space.viewport = (self._shot.shape[1], self._shot.shape[0])
-        instruction = self._episode.instruction
-        if self.step_level and step.step_instruction:
-            instruction = step.step_instruction
+        # The low-level instruction ("type fresh milk") spells out the step's action: it is the task itself in
+        # step-level mode (AndroidControl-Low) and would be the answer in high-level mode, so it is shown only there.
+        step_instruction = (step.step_instruction or "") if self.step_level else ""
+        instruction = step_instruction or self._episode.instruction
         history = step.history if step.history is not None else "; ".join(self._history)
         self._last_obs = {
             "screenshot": self._shot,
             "instruction": instruction,
-            "step_instruction": step.step_instruction or "",
+            "step_instruction": step_instruction,
             "history": history,
             "elements": (),
             "platform": self._episode.platform,

@@ -27,14 +27,10 @@ import numpy as np
 
 from gui_envs.actions import Action
 from gui_envs.errors import ResetNeededError as ResetNeededError  # re-exported: the task errors in one place
+from gui_envs.errors import UnknownTaskError as UnknownTaskError
 from gui_envs.tasks.judging import answers_match
 
 T = TypeVar("T")
-
-
-
-class UnknownTaskError(KeyError):
-    """A task name (``options["task"]`` or ``tasks=``) names no template; the message lists close matches."""
 
 
 class OracleError(LookupError):

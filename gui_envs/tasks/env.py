@@ -21,6 +21,7 @@ from gymnasium import spaces
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.browser.chromium import headless_for
 from gui_envs.errors import ResetNeededError
+from gui_envs.lifecycle import SEED, TASK, ResetOption, guarded_close, guarded_reset, guarded_step
 from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 
@@ -75,6 +76,7 @@ class ScreenEnv(gym.Env[dict[str, Any], Any]):
         """The last screenshot, (H, W, 3) uint8 screenshot pixels, when ``render_mode="rgb_array"``."""
         return self._frame.copy() if self.render_mode == "rgb_array" else None  # type: ignore[attr-defined]
 
+    @guarded_close
     def close(self) -> None:
         self._release()
         super().close()
@@ -113,7 +115,9 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     stop answer, never from the agent's words alone.
 
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
-    ``max_steps`` steps. ``step`` before the first ``reset`` raises :class:`~gui_envs.errors.ResetNeededError`.
+    ``max_steps`` steps. ``step`` outside an episode (before the first ``reset``, after the episode ended) raises
+    :class:`~gui_envs.errors.ResetNeededError`, and after ``close`` :class:`~gui_envs.errors.EnvClosedError` (the
+    rules of :mod:`gui_envs.lifecycle`).
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
     ``server_errors`` (one line per site or app handler that failed with a 500 page since the last step), then the
@@ -125,7 +129,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     **Reset**: ``reset(seed=s, options={"task": name, "seed": task_seed})``. Without ``"task"`` the template is
     drawn from the pool, and without ``"seed"`` the task seed, with the env's generator; an unknown name raises
-    :class:`~gui_envs.tasks.base.UnknownTaskError`. The task seed fixes the app content and the task's parameters;
+    :class:`~gui_envs.tasks.base.UnknownTaskError`, any other key ``ValueError``. The task seed fixes the app content and the task's parameters;
     a warm reset restores every site or app SQLite database from a cached seeded template.
 
     Args (shared): ``tasks``, explicit template names (overrides the sites or apps); ``max_steps``, the
@@ -141,6 +145,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     family: ClassVar[str] = ""
     registry: ClassVar[Mapping[str, type[Task]]] = MappingProxyType({})  # each family sets its own
     rng_salt: ClassVar[int] = 0
+    reset_options: ClassVar[Mapping[str, ResetOption]] = MappingProxyType({"task": TASK, "seed": SEED})
     #: The pool is chosen by ``group_kind`` (``sites``, ``apps``) among ``group_names``; a template's group is
     #: its attribute ``group_attr`` less ``group_prefix``.
     group_kind: ClassVar[str] = ""
@@ -223,6 +228,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         self._screen_info()
 
     # ----- gymnasium API -------------------------------------------------------------------------------------
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -238,9 +244,8 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         self._was_reset = True
         return self._obs(), self._info(None, 0.0)
 
+    @guarded_step
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        if not self._was_reset:
-            raise ResetNeededError("call reset() before step()")
         task = self.task
         self._steps += 1
         parsed, error = coerce_action(action)

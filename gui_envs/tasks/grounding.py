@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from gui_envs.errors import safe_repr
+
 #: Height in pixels of the instruction banner drawn over the top of a box-mode screenshot.
 BANNER_PX = 22
 
@@ -40,13 +42,13 @@ def box_action_space(width: int, height: int) -> spaces.Box:
 
 
 def box_point(action: Any) -> tuple[tuple[float, float] | None, str | None]:
-    """The ``(x, y)`` pixel point of a box-mode action, or why it is not one. Never raises."""
+    """The ``(x, y)`` point of a box-mode action, or why it is not one. Never raises."""
     try:
         arr = np.asarray(action, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past float range (10**400)
+    except Exception:  # noqa: BLE001 - ragged, 10**400 (OverflowError), 5,000-deep (RecursionError), hostile dunders
         arr = np.empty(0)
     if arr.shape != (2,) or not np.all(np.isfinite(arr)):
-        return None, f"a box action is two finite numbers (x, y) in pixels, got {action!r}"
+        return None, f"a box action is two finite numbers (x, y), got {safe_repr(action)}"
     return (float(arr[0]), float(arr[1])), None
 
 

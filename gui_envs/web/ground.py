@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from gui_envs.browser.observation import PageView
 from gui_envs.browser.prefetch import PreparedResets
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
+from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
 from gui_envs.web import describe as referring
 from gui_envs.web.env import WebEnvBase, site_routes
@@ -185,6 +187,9 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         self.target: dict[str, Any] | None = None
         self.instruction = ""
 
+    reset_options = MappingProxyType({"seed": SEED})
+
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -236,6 +241,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         described = referring.describe_page(candidates, contexts, self.viewport)
         return {i: texts for i, texts in described.items() if texts}
 
+    @guarded_step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.target is None:
             raise ResetNeededError("call reset() before step()")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import mimetypes
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from gymnasium import spaces
@@ -23,6 +24,7 @@ from gui_envs.actions import ActionSpace, coerce_action
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
 from gui_envs.errors import ResetNeededError
+from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.web.env import WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 
@@ -157,6 +159,9 @@ class MiniWoBEnv(WebEnvBase):
     def _route_table(self) -> dict[str, Callable[[Request], Response]]:
         return {MINIWOB_ORIGIN: self._handler}
 
+    reset_options = MappingProxyType({"seed": SEED})
+
+    @guarded_reset
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -187,6 +192,7 @@ class MiniWoBEnv(WebEnvBase):
         self._utterance = state["utterance"]
         return self._obs(), self._info(None, state)
 
+    @guarded_step
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         self._steps += 1
         parsed, error = coerce_action(action)

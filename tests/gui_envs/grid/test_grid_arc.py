@@ -72,12 +72,15 @@ def test_oracle_and_rejections() -> None:
         assert (reward, terminated, truncated) == (1.0, True, False) and step_info["success"]
         np.testing.assert_array_equal(step_info["submission_grid"], privileged_of(env)["solution_grid"])
         assert "solution_grid" not in info and "solution_grid" not in step_info
+    # A procedural task has one test input: each answer ends the episode, and the next is judged after a reset.
     env.reset(seed=0)
     _, reward, _, _, info = env.step("I think it is a rotation.")
     assert reward == 0.0 and info["parse_error"] and info["submission_grid"] is None
     ref = privileged_of(env)["solution_grid"]
+    env.reset(seed=0)
     _, reward, _, _, info = env.step(ref.T if ref.shape[0] != ref.shape[1] else ref[:, :-1])
     assert reward == 0.0 and info["parse_error"] is None and "the answer is" in info["reason"]
+    env.reset(seed=0)
     _, reward, _, _, info = env.step(ref.tolist())
     assert reward == 1.0
 

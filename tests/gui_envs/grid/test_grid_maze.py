@@ -122,6 +122,7 @@ def test_answer_rejections_fill_info() -> None:
     assert reward == 0.0 and terminated and info["parse_error"] and info["submission_grid"] is None
     assert not info["success"]
     wrong_start = list(privileged_of(env)["solution_path"][1:])
+    env.reset(seed=0)  # the first answer ended the episode
     _, reward, _, _, info = env.step(wrong_start)
     assert reward == 0.0 and info["parse_error"] is None and "starts at" in info["reason"]
     assert info["submission_grid"].shape == privileged_of(env)["solution_grid"].shape

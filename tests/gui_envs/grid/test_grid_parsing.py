@@ -163,13 +163,13 @@ def test_adversarial_text_parses_quickly(text: str) -> None:
 
 
 ANSWER_ENVS = {env_id: gym.make(env_id) for env_id in ("Maze-v0", "Sudoku-v0", "Arc-v0")}
-for _seed, _env in enumerate(ANSWER_ENVS.values()):
-    _env.reset(seed=_seed)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(sorted(ANSWER_ENVS)), st.text(max_size=300))
 def test_env_step_never_raises_on_arbitrary_text(env_id: str, text: str) -> None:
-    _, reward, terminated, _, info = ANSWER_ENVS[env_id].step(text)
+    env = ANSWER_ENVS[env_id]
+    env.reset(seed=0)  # each answer ends its one-step episode
+    _, reward, terminated, _, info = env.step(text)
     assert reward in (0.0, 1.0) and terminated
     assert (info["parse_error"] is None) == (info["submission_grid"] is not None)

@@ -108,17 +108,23 @@ def test_rejections() -> None:
     puzzle, sol = info["puzzle_grid"], env.privileged()["solution_grid"]
     _, reward, terminated, _, info = env.step("no idea")
     assert reward == 0.0 and terminated and info["parse_error"] and info["submission_grid"] is None
-    _, reward, _, _, info = env.step(np.ones((3, 3), dtype=int))
+
+    def answer(action: object) -> tuple[float, dict]:
+        env.reset(seed=0)  # each answer ends its one-step episode
+        _, reward, _, _, info = env.step(action)
+        return reward, info
+
+    reward, info = answer(np.ones((3, 3), dtype=int))
     assert reward == 0.0 and "9x9" in info["parse_error"]
-    _, reward, _, _, info = env.step(puzzle)  # blanks left in
+    reward, info = answer(puzzle)  # blanks left in
     assert reward == 0.0 and info["parse_error"] is None and "not every cell" in info["reason"]
     relabelled = sol % 9 + 1  # relabel digits d -> d + 1 (9 -> 1): still valid, breaks every given
     assert verify_sudoku(relabelled).ok
-    _, reward, _, _, info = env.step(relabelled)
+    reward, info = answer(relabelled)
     assert reward == 0.0 and "was changed" in info["reason"]
     dup = sol.copy()
     dup[0, 0], dup[0, 1] = dup[0, 1], dup[0, 0]
-    _, reward, _, _, info = env.step(digits_to_text(dup))
+    reward, info = answer(digits_to_text(dup))
     assert reward == 0.0 and not info["success"]
 
 
