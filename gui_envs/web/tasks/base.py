@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -63,8 +64,76 @@ class WebTask(core.Task):
         return [u for u in self.visited if u == home or u.startswith(home + "/")]
 
 
+Rows = list[tuple[Any, ...]]
+
+
 class StateTask(WebTask, core.StateTask):
-    """Success is :meth:`done` over the database and :attr:`where` (the URL); see the core's rule."""
+    """Success is :meth:`done` over the database and :attr:`where` (the URL); see the core's rule.
+
+    A template writes :meth:`goal`; :meth:`done` adds the side-effect rule. A judge that only asks whether the
+    goal holds pays an agent that does not know which item the task is about: add every product to the cart
+    until the right one is in it, upvote post after post. So every table of the site's database is compared
+    with a snapshot taken right after :meth:`setup`:
+
+    * tables outside :attr:`changes` must end as they were (a task that asks for no change, such as a search,
+      fails once the agent changed anything);
+    * the tables in :attr:`changes` are the goal's to judge, and every goal asks for the exact change the task
+      names, through :meth:`diff` (one more cart row, vote or favourite than asked is a different change).
+
+    An undone side effect is no side effect: the state at the step is what counts, so an agent that removes
+    the extra item again can still pass. Page views are not state; "open X" goals use :meth:`opened_first`.
+    """
+
+    #: The tables the task asks to change; the goal judges their change, every other table must stay as it was.
+    changes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, state: SiteState, rng: Any) -> None:
+        super().__init__(state, rng)
+        self.snapshot = self.tables()
+
+    def goal(self) -> bool:
+        """Whether what the task asked for holds (exactly: see the class docstring)."""
+        raise NotImplementedError
+
+    def done(self) -> bool:
+        return not self.side_effects() and self.goal()
+
+    def tables(self) -> dict[str, Counter[tuple[Any, ...]]]:
+        """Every table of the site's database, as a multiset of rows."""
+        names = [r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {name: Counter(tuple(row) for row in self.query(f"SELECT * FROM {name}")) for name in names}
+
+    def side_effects(self) -> list[str]:
+        """The tables outside :attr:`changes` whose rows differ from the setup's snapshot."""
+        now = self.tables()
+        return [t for t in sorted(set(now) | set(self.snapshot)) if t not in self.changes and now.get(t) != self.snapshot.get(t)]
+
+    def diff(self, table: str, *columns: str) -> tuple[Rows, Rows]:
+        """``(added, removed)``: the rows of ``table`` (only ``columns``) that are new since the setup's
+        snapshot, and the ones that are gone, each sorted. An updated row is one of each: after product 7 went
+        into an empty cart, ``diff("cart", "product_id", "qty") == ([(7, 1)], [])``.
+        """
+        cols = ", ".join(columns)
+        names = [r[1] for r in self.query(f"PRAGMA table_info({table})")]
+        pick = [names.index(c) for c in columns]
+        before = Counter(tuple(row[i] for i in pick) for row in self.snapshot.get(table, Counter()).elements())
+        after = Counter(tuple(row) for row in self.query(f"SELECT {cols} FROM {table}"))
+        return sorted((after - before).elements(), key=_row_key), sorted((before - after).elements(), key=_row_key)
+
+    def opened_first(self, kind: str, item: Any) -> bool:
+        """Whether the page of ``item`` (``kind`` + ``item``: ``"/product/" + "7"``) is open and no page of another
+        item of that kind (nor a page under one, ``/post/4/edit``) was opened in the episode.
+
+        Opening a page changes nothing, so "open X" has no side effect to compare; what a sweep does instead is
+        open item after item until one is the target. Under this rule it passes only when its first item page
+        was the target: a blind guess. An agent that opened a wrong item first fails the episode, which is the
+        price of a judge that a sweep cannot pass.
+        """
+        want = str(item)
+        for path in map(path_of, self.visited_here()):
+            if path.startswith(kind) and path[len(kind) :].split("/")[0] != want:
+                return False
+        return path_of(self.where) == kind + want
 
 
 class AnswerTask(WebTask, core.AnswerTask):
@@ -74,6 +143,11 @@ class AnswerTask(WebTask, core.AnswerTask):
 class InfeasibleTask(WebTask, core.InfeasibleTask):
     """The request cannot be fulfilled: :meth:`looked` (the page that shows it, from :meth:`visited_here`) and
     ``stop(status="infeasible")`` pass."""
+
+
+def _row_key(row: tuple[Any, ...]) -> list[tuple[bool, str, Any]]:
+    # Rows sort as Python sorts them (ids in numeric order), with NULLs and mixed types kept comparable.
+    return [(v is None, type(v).__name__, v) for v in row]
 
 
 def path_of(url: str) -> str:

@@ -27,6 +27,13 @@ NEW_ADS = (
     ("Instruments", "Electric bass with amp"),
 )
 
+#: The totals classifieds.my_ads_total draws from: about what my seeded bike and book ads add up to.
+MY_TOTALS = range(100, 400)
+
+#: The fields of an ad its form sets, and every column of a listing.
+AD_COLUMNS = ("title", "category", "price", "location")
+LISTING_COLUMNS = ("id", "title", "category", "price", "location", "seller", "condition", "description", "mine", "deleted")
+
 
 class ClassifiedsTask(WebTask):
     site = "classifieds"
@@ -36,8 +43,14 @@ class ClassifiedsTask(WebTask):
             self.query(f"SELECT * FROM listings WHERE deleted=0 AND {where} ORDER BY id", params)
         )
 
-    def is_favourite(self, lid: int) -> bool:
-        return self.one("SELECT 1 FROM favourites WHERE listing_id=?", (lid,)) is not None
+
+
+def edited(task: StateTask, before: Any, **fields: Any) -> bool:
+    """Whether the ad ``before`` (its row at setup) changed in ``fields`` and in nothing else, and no other ad
+    changed: the edit form sends every field back, so the others must come back as they were."""
+    old = tuple(before[c] for c in LISTING_COLUMNS)
+    new = tuple(fields.get(c, before[c]) for c in LISTING_COLUMNS)
+    return task.diff("listings", *LISTING_COLUMNS) == ([new], [old])
 
 
 def open_listing(title: str) -> list[PlanStep]:
@@ -52,8 +65,8 @@ class OpenListing(ClassifiedsTask, StateTask):
         self.l = self.listing()
         return f"Open the ad '{self.l['title']}'."
 
-    def done(self) -> bool:
-        return path_of(self.where) == f"/listing/{self.l['id']}"
+    def goal(self) -> bool:
+        return self.opened_first("/listing/", self.l["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_listing(self.l["title"])
@@ -61,13 +74,14 @@ class OpenListing(ClassifiedsTask, StateTask):
 
 class Favourite(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.favourite", 4
+    changes = ("favourites",)
 
     def setup(self) -> str:
         self.l = self.listing("mine = 0")
         return f"Save the ad '{self.l['title']}' to my favourites."
 
-    def done(self) -> bool:
-        return self.is_favourite(self.l["id"])
+    def goal(self) -> bool:
+        return self.diff("favourites", "listing_id") == ([(self.l["id"],)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), click("Add to favourites", tag="button")]
@@ -75,6 +89,7 @@ class Favourite(ClassifiedsTask, StateTask):
 
 class Unfavourite(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.unfavourite", 3
+    changes = ("favourites",)
 
     def setup(self) -> str:
         rows = self.query("SELECT * FROM listings WHERE mine=0 ORDER BY id")
@@ -82,11 +97,11 @@ class Unfavourite(ClassifiedsTask, StateTask):
         for r in picks:
             self.state.db.execute("INSERT INTO favourites VALUES (?)", (r["id"],))
         self.state.db.commit()
-        self.l, self.keep = picks[0], [r["id"] for r in picks[1:]]
+        self.l = picks[0]
         return f"Remove '{self.l['title']}' from my favourites; keep the others."
 
-    def done(self) -> bool:
-        return not self.is_favourite(self.l["id"]) and all(self.is_favourite(k) for k in self.keep)
+    def goal(self) -> bool:
+        return self.diff("favourites", "listing_id") == ([], [(self.l["id"],)])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -98,6 +113,7 @@ class Unfavourite(ClassifiedsTask, StateTask):
 
 class PostAd(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.post_ad", 8
+    changes = ("listings",)
 
     def setup(self) -> str:
         self.category, self.title = self.pick(NEW_ADS)
@@ -108,13 +124,9 @@ class PostAd(ClassifiedsTask, StateTask):
             f"with the description 'Collect any weekend'."
         )
 
-    def done(self) -> bool:
-        row = self.one("SELECT * FROM listings WHERE mine=1 AND deleted=0 AND title=?", (self.title,))
-        return (
-            row is not None
-            and (row["category"], row["price"], row["location"]) == (self.category, self.price, self.location)
-            and row["description"].strip() == "Collect any weekend"
-        )
+    def goal(self) -> bool:
+        new = (self.title, self.category, self.price, self.location, "Collect any weekend", 1, 0)
+        return self.diff("listings", *AD_COLUMNS, "description", "mine", "deleted") == ([new], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -130,15 +142,15 @@ class PostAd(ClassifiedsTask, StateTask):
 
 class EditPrice(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.edit_price", 5
+    changes = ("listings",)
 
     def setup(self) -> str:
         self.l = self.listing("mine = 1")
         self.price = max(1, int(self.l["price"] * 0.8))
         return f"Lower the price of my ad '{self.l['title']}' to ${self.price}."
 
-    def done(self) -> bool:
-        row = self.one("SELECT price FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
-        return row is not None and row[0] == self.price
+    def goal(self) -> bool:
+        return edited(self, self.l, price=self.price)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -152,16 +164,15 @@ class EditPrice(ClassifiedsTask, StateTask):
 
 class EditTitle(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.edit_title", 5
+    changes = ("listings",)
 
     def setup(self) -> str:
         self.l = self.listing("mine = 1")
         self.new = f"{self.l['title']} - reduced"
         return f"Rename my ad '{self.l['title']}' to '{self.new}'."
 
-    def done(self) -> bool:
-        # A deleted ad has no row here: it was not renamed (and must not raise from step).
-        row = self.one("SELECT title FROM listings WHERE id=? AND deleted=0", (self.l["id"],))
-        return row is not None and row[0] == self.new
+    def goal(self) -> bool:
+        return edited(self, self.l, title=self.new)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -175,17 +186,14 @@ class EditTitle(ClassifiedsTask, StateTask):
 
 class DeleteAd(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.delete_ad", 3
+    changes = ("listings",)
 
     def setup(self) -> str:
         self.l = self.listing("mine = 1")
-        self.others = [
-            r[0] for r in self.query("SELECT id FROM listings WHERE deleted=0 AND id != ?", (self.l["id"],))
-        ]
         return f"Delete my ad '{self.l['title']}'."
 
-    def done(self) -> bool:
-        alive = [r[0] for r in self.query("SELECT id FROM listings WHERE deleted=0")]
-        return alive == self.others
+    def goal(self) -> bool:
+        return self.diff("listings", "id", "deleted") == ([(self.l["id"], 1)], [(self.l["id"], 0)])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("My ads", tag="a"), click(self.l["title"], tag="a"), click("Delete ad", tag="button")]
@@ -198,7 +206,7 @@ class Filter(ClassifiedsTask, StateTask):
         self.category, self.location = str(self.pick(list(CATEGORIES))), str(self.pick(LOCATIONS))
         return f"Show only {self.category} listings in {self.location}."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         q = query_of(self.where)
         return q.get("category") == self.category and q.get("location") == self.location and not q.get("q")
 
@@ -213,7 +221,7 @@ class SearchKeyword(ClassifiedsTask, StateTask):
         self.q = str(self.listing()["title"]).split(" ")[-1]
         return f"Search the listings for '{self.q}'."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         return query_of(self.where).get("q", "").strip().lower() == self.q.lower()
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -230,7 +238,7 @@ class SortByPrice(ClassifiedsTask, StateTask):
         )
         return f"List the {self.category} ads with the '{self.label}' ordering."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         q = query_of(self.where)
         return q.get("category") == self.category and q.get("sort") == self.sort and not q.get("location")
 
@@ -257,12 +265,15 @@ class SellerOf(ClassifiedsTask, AnswerTask):
     name, difficulty = "classifieds.seller_of", 3
 
     def setup(self) -> str:
-        self.l = self.listing("mine = 0")
+        # The seller is drawn first, uniformly over candidates(), then one of their ads: a seller with many ads
+        # on this seed is no likelier an answer than one with few.
+        seller = self.pick(self.candidates())
+        self.l = self.listing("mine = 0 AND seller = ?", (seller,))
         self.reference_answer = self.l["seller"]
         return f"Who is selling '{self.l['title']}'? Answer with the seller's name."
 
     def candidates(self) -> list[str]:
-        return [r[0] for r in self.query("SELECT DISTINCT seller FROM listings WHERE mine=0 AND deleted=0")]
+        return [r[0] for r in self.query("SELECT DISTINCT seller FROM listings WHERE mine=0 AND deleted=0 ORDER BY 1")]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_listing(self.l["title"]), Stop(self.reference_answer)]
@@ -322,10 +333,24 @@ class CountIn(ClassifiedsTask, AnswerTask):
 
     def setup(self) -> str:
         self.category, self.location = str(self.pick(list(CATEGORIES))), str(self.pick(LOCATIONS))
-        n = self.one(
-            "SELECT COUNT(*) FROM listings WHERE deleted=0 AND category=? AND location=?",
-            (self.category, self.location),
-        )[0]
+        # Seeded locations make 1 or 2 of a category's 8 ads the likeliest count; the count is drawn first,
+        # uniformly over candidates(), and just enough of the category's ads moved in or out of the location.
+        ads = self.query(
+            "SELECT id, location FROM listings WHERE deleted=0 AND category=? ORDER BY id", (self.category,)
+        )
+        n = int(self.rng.integers(len(ads) + 1))
+        here = [a["id"] for a in ads if a["location"] == self.location]
+        away = [a["id"] for a in ads if a["location"] != self.location]
+        elsewhere = [loc for loc in LOCATIONS if loc != self.location]
+        if len(here) < n:
+            moves = [(int(i), self.location) for i in self.rng.choice(away, size=n - len(here), replace=False)]
+        else:
+            moves = [
+                (int(i), str(self.pick(elsewhere))) for i in self.rng.choice(here, size=len(here) - n, replace=False)
+            ]
+        for lid, loc in moves:
+            self.state.db.execute("UPDATE listings SET location=? WHERE id=?", (loc, lid))
+        self.state.db.commit()
         self.reference_answer = str(n)
         return f"How many {self.category} ads are listed in {self.location}? Answer with a number."
 
@@ -341,9 +366,11 @@ class FavouritesCount(ClassifiedsTask, AnswerTask):
     name, difficulty = "classifieds.favourites_count", 2
 
     def setup(self) -> str:
-        n = int(self.rng.integers(0, 5))
-        for lid in self.rng.choice(40, size=n, replace=False):
-            self.state.db.execute("INSERT INTO favourites VALUES (?)", (int(lid) + 1,))
+        # The count is drawn first, uniformly over candidates(): no count is a better blind guess than another.
+        ids = [r[0] for r in self.query("SELECT id FROM listings WHERE deleted=0 ORDER BY id")]
+        n = int(self.rng.integers(len(ids) + 1))
+        for lid in self.rng.choice(ids, size=n, replace=False):
+            self.state.db.execute("INSERT INTO favourites VALUES (?)", (int(lid),))
         self.state.db.commit()
         self.reference_answer = str(n)
         return "How many ads have I saved to my favourites? Answer with a number."
@@ -359,13 +386,20 @@ class MyAdsTotal(ClassifiedsTask, AnswerTask):
     name, difficulty = "classifieds.my_ads_total", 2
 
     def setup(self) -> str:
-        total = self.one("SELECT SUM(price) FROM listings WHERE mine=1 AND deleted=0")[0]
+        # A sum of seeded prices piles up in the middle of its range; the total is drawn first, uniformly over
+        # candidates(), and my priciest ad repriced so that my ads add up to it.
+        mine = self.query("SELECT id, price FROM listings WHERE mine=1 AND deleted=0 ORDER BY price DESC, id")
+        total = int(self.pick(MY_TOTALS))
+        rest = sum(r["price"] for r in mine[1:])
+        if total - rest < 1:
+            raise LookupError(f"{self.name}: my other ads already cost ${rest}")
+        self.state.db.execute("UPDATE listings SET price=? WHERE id=?", (total - rest, mine[0]["id"]))
+        self.state.db.commit()
         self.reference_answer = f"${total}"
         return "What is the total asking price of all my ads together, in dollars?"
 
     def candidates(self) -> list[str]:
-        everything = self.one("SELECT SUM(price) FROM listings WHERE deleted=0")[0]
-        return [f"${k}" for k in range(everything + 1)]
+        return [f"${k}" for k in MY_TOTALS]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("My ads", tag="a"), Stop(self.reference_answer)]
@@ -373,6 +407,7 @@ class MyAdsTotal(ClassifiedsTask, AnswerTask):
 
 class FavouriteCheapest(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.favourite_cheapest", 6
+    changes = ("favourites",)
 
     def setup(self) -> str:
         self.category = str(self.pick(list(CATEGORIES)))
@@ -381,8 +416,8 @@ class FavouriteCheapest(ClassifiedsTask, StateTask):
         )
         return f"Add the cheapest ad in {self.category} to my favourites."
 
-    def done(self) -> bool:
-        return [r[0] for r in self.query("SELECT listing_id FROM favourites")] == [self.l["id"]]
+    def goal(self) -> bool:
+        return self.diff("favourites", "listing_id") == ([(self.l["id"],)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -395,6 +430,7 @@ class FavouriteCheapest(ClassifiedsTask, StateTask):
 
 class PostAndFavourite(ClassifiedsTask, StateTask):
     name, difficulty = "classifieds.post_then_favourite", 12
+    changes = ("listings", "favourites")
 
     def setup(self) -> str:
         self.category, self.title = self.pick(NEW_ADS)
@@ -406,14 +442,11 @@ class PostAndFavourite(ClassifiedsTask, StateTask):
             f"(any description), then save the ad '{self.fav['title']}' to my favourites."
         )
 
-    def done(self) -> bool:
-        row = self.one("SELECT * FROM listings WHERE mine=1 AND deleted=0 AND title=?", (self.title,))
-        ok = row is not None and (row["category"], row["price"], row["location"]) == (
-            self.category,
-            self.price,
-            self.location,
-        )
-        return ok and self.is_favourite(self.fav["id"])
+    def goal(self) -> bool:
+        # Any description, as the instruction says.
+        new = (self.title, self.category, self.price, self.location, 1, 0)
+        posted = self.diff("listings", *AD_COLUMNS, "mine", "deleted") == ([new], [])
+        return posted and self.diff("favourites", "listing_id") == ([(self.fav["id"],)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

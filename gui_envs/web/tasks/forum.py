@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gui_envs.web.sites.forum import ME, SUBFORUMS
+from gui_envs.web.sites.forum import ME, SUBFORUMS, USERS
 from gui_envs.web.tasks.base import (
     AnswerTask,
     InfeasibleTask,
@@ -24,6 +24,8 @@ COMMENTS = (
     "Following this thread.",
 )
 NEW_TITLES = ("Weekly discussion thread", "First time posting here", "A small success story", "Quick poll")
+#: The most posts forum.user_post_count gives its user.
+MOST_POSTS = 8
 
 
 class ForumTask(WebTask):
@@ -43,10 +45,6 @@ class ForumTask(WebTask):
         self.state.db.commit()
         return self.one("SELECT * FROM posts WHERE title = ? AND author = ?", (title, ME))
 
-    def vote(self, pid: int) -> int:
-        row = self.one("SELECT value FROM votes WHERE post_id = ?", (pid,))
-        return int(row[0]) if row else 0
-
 
 def open_post(p: Any) -> list[PlanStep]:
     """From the index: open the post's subforum, then the post."""
@@ -60,8 +58,8 @@ class OpenSubforum(ForumTask, StateTask):
         self.sub = str(self.pick(sorted(SUBFORUMS)))
         return f"Go to the {self.sub} forum."
 
-    def done(self) -> bool:
-        return path_of(self.where) == f"/f/{self.sub}"
+    def goal(self) -> bool:
+        return self.opened_first("/f/", self.sub)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.sub}", tag="a")]
@@ -74,8 +72,8 @@ class OpenPost(ForumTask, StateTask):
         self.p = self.post()
         return f"Open the post titled '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self) -> bool:
-        return path_of(self.where) == f"/post/{self.p['id']}"
+    def goal(self) -> bool:
+        return self.opened_first("/post/", self.p["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_post(self.p)
@@ -83,13 +81,14 @@ class OpenPost(ForumTask, StateTask):
 
 class Upvote(ForumTask, StateTask):
     name, difficulty = "forum.upvote", 3
+    changes = ("votes",)
 
     def setup(self) -> str:
         self.p = self.post()
         return f"Upvote the post '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self) -> bool:
-        return self.vote(self.p["id"]) == 1
+    def goal(self) -> bool:
+        return self.diff("votes", "post_id", "value") == ([(self.p["id"], 1)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), click("Upvote", tag="button")]
@@ -97,13 +96,14 @@ class Upvote(ForumTask, StateTask):
 
 class Downvote(ForumTask, StateTask):
     name, difficulty = "forum.downvote", 3
+    changes = ("votes",)
 
     def setup(self) -> str:
         self.p = self.post()
         return f"Downvote the post '{self.p['title']}' in f/{self.p['subforum']}."
 
-    def done(self) -> bool:
-        return self.vote(self.p["id"]) == -1
+    def goal(self) -> bool:
+        return self.diff("votes", "post_id", "value") == ([(self.p["id"], -1)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), click("Downvote", tag="button")]
@@ -111,6 +111,7 @@ class Downvote(ForumTask, StateTask):
 
 class RemoveVote(ForumTask, StateTask):
     name, difficulty = "forum.remove_upvote", 3
+    changes = ("votes",)
 
     def setup(self) -> str:
         self.p = self.post()
@@ -118,8 +119,8 @@ class RemoveVote(ForumTask, StateTask):
         self.state.db.commit()
         return f"Take back my upvote on '{self.p['title']}' (leave no vote at all)."
 
-    def done(self) -> bool:
-        return self.vote(self.p["id"]) == 0
+    def goal(self) -> bool:
+        return self.diff("votes", "post_id", "value") == ([], [(self.p["id"], 1)])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), click("Upvote (voted)", tag="button")]
@@ -127,15 +128,15 @@ class RemoveVote(ForumTask, StateTask):
 
 class Comment(ForumTask, StateTask):
     name, difficulty = "forum.comment", 5
+    changes = ("comments",)
 
     def setup(self) -> str:
         self.p = self.post()
         self.text = str(self.pick(COMMENTS))
         return f"Reply to the post '{self.p['title']}' with the comment \"{self.text}\"."
 
-    def done(self) -> bool:
-        rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
-        return any(r[0].strip() == self.text for r in rows)
+    def goal(self) -> bool:
+        return self.diff("comments", "post_id", "author", "body") == ([(self.p["id"], ME, self.text)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), fill("Comment", self.text), click("Post comment", tag="button")]
@@ -143,6 +144,7 @@ class Comment(ForumTask, StateTask):
 
 class CreatePost(ForumTask, StateTask):
     name, difficulty = "forum.create_post", 6
+    changes = ("posts",)
 
     def setup(self) -> str:
         self.sub = str(self.pick(sorted(SUBFORUMS)))
@@ -150,12 +152,9 @@ class CreatePost(ForumTask, StateTask):
         self.body = str(self.pick(COMMENTS))
         return f"Create a post in f/{self.sub} titled '{self.title}' with the text \"{self.body}\"."
 
-    def done(self) -> bool:
-        row = self.one(
-            "SELECT body FROM posts WHERE subforum=? AND author=? AND title=? AND deleted=0",
-            (self.sub, ME, self.title),
-        )
-        return row is not None and row[0].strip() == self.body
+    def goal(self) -> bool:
+        new = (self.sub, ME, self.title, self.body, 0)
+        return self.diff("posts", "subforum", "author", "title", "body", "deleted") == ([new], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -167,17 +166,24 @@ class CreatePost(ForumTask, StateTask):
         ]
 
 
+#: Every column of a forum post, for judging an edit by the whole row.
+POST_COLUMNS = ("id", "subforum", "author", "title", "body", "score", "deleted")
+
+
 class EditTitle(ForumTask, StateTask):
     name, difficulty = "forum.edit_title", 6
+    changes = ("posts",)
 
     def setup(self) -> str:
         self.p = self.own_post()
         self.new = f"{self.p['title']} (updated)"
         return f"Rename my post '{self.p['title']}' to '{self.new}'."
 
-    def done(self) -> bool:
-        row = self.one("SELECT title FROM posts WHERE id=? AND deleted=0", (self.p["id"],))
-        return row is not None and row[0] == self.new
+    def goal(self) -> bool:
+        # The title and nothing else: the edit form sends the body too, and it must come back unchanged.
+        old = tuple(self.p[c] for c in POST_COLUMNS)
+        new = tuple(self.new if c == "title" else self.p[c] for c in POST_COLUMNS)
+        return self.diff("posts", *POST_COLUMNS) == ([new], [old])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -191,15 +197,14 @@ class EditTitle(ForumTask, StateTask):
 
 class DeletePost(ForumTask, StateTask):
     name, difficulty = "forum.delete_post", 3
+    changes = ("posts",)
 
     def setup(self) -> str:
         self.p = self.own_post()
-        self.n_other = self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] - 1
         return f"Delete my post '{self.p['title']}'."
 
-    def done(self) -> bool:
-        gone = self.one("SELECT deleted FROM posts WHERE id=?", (self.p["id"],))[0] == 1
-        return gone and self.one("SELECT COUNT(*) FROM posts WHERE deleted=0")[0] == self.n_other
+    def goal(self) -> bool:
+        return self.diff("posts", "id", "deleted") == ([(self.p["id"], 1)], [(self.p["id"], 0)])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -211,13 +216,14 @@ class DeletePost(ForumTask, StateTask):
 
 class Subscribe(ForumTask, StateTask):
     name, difficulty = "forum.subscribe", 2
+    changes = ("subscriptions",)
 
     def setup(self) -> str:
         self.sub = str(self.pick(sorted(SUBFORUMS)))
         return f"Subscribe to the {self.sub} forum."
 
-    def done(self) -> bool:
-        return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.sub]
+    def goal(self) -> bool:
+        return self.diff("subscriptions", "subforum") == ([(self.sub,)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.sub}", tag="a"), click("Subscribe", tag="button")]
@@ -225,6 +231,7 @@ class Subscribe(ForumTask, StateTask):
 
 class Unsubscribe(ForumTask, StateTask):
     name, difficulty = "forum.unsubscribe", 2
+    changes = ("subscriptions",)
 
     def setup(self) -> str:
         subs = [str(s) for s in self.rng.choice(sorted(SUBFORUMS), size=2, replace=False)]
@@ -234,8 +241,8 @@ class Unsubscribe(ForumTask, StateTask):
         self.sub, self.keep = subs
         return f"Unsubscribe from the {self.sub} forum but stay subscribed to {self.keep}."
 
-    def done(self) -> bool:
-        return [r[0] for r in self.query("SELECT subforum FROM subscriptions")] == [self.keep]
+    def goal(self) -> bool:
+        return self.diff("subscriptions", "subforum") == ([], [(self.sub,)])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click(f"f/{self.sub}", tag="a"), click("Unsubscribe", tag="button")]
@@ -243,6 +250,7 @@ class Unsubscribe(ForumTask, StateTask):
 
 class EditBio(ForumTask, StateTask):
     name, difficulty = "forum.edit_bio", 3
+    changes = ("users",)
 
     def setup(self) -> str:
         self.bio = (
@@ -250,8 +258,9 @@ class EditBio(ForumTask, StateTask):
         )
         return f'Change my profile bio to "{self.bio}".'
 
-    def done(self) -> bool:
-        return self.one("SELECT bio FROM users WHERE name=?", (ME,))[0].strip() == self.bio
+    def goal(self) -> bool:
+        added, removed = self.diff("users", "name", "bio")
+        return added == [(ME, self.bio)] and [name for name, _ in removed] == [ME]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("My profile", tag="a"), fill("Bio", self.bio), click("Save bio", tag="button")]
@@ -264,8 +273,8 @@ class OpenAuthorProfile(ForumTask, StateTask):
         self.p = self.post("author != ?", (ME,))
         return f"Open the profile of whoever wrote '{self.p['title']}'."
 
-    def done(self) -> bool:
-        return path_of(self.where) == f"/user/{self.p['author']}"
+    def goal(self) -> bool:
+        return self.opened_first("/user/", self.p["author"])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_post(self.p), click(self.p["author"], tag="a", after=self.p["title"])]
@@ -341,18 +350,30 @@ class UserPostCount(ForumTask, AnswerTask):
     name, difficulty = "forum.user_post_count", 2
 
     def setup(self) -> str:
-        authors = [
-            r[0] for r in self.query("SELECT DISTINCT author FROM posts WHERE author != ? ORDER BY 1", (ME,))
+        self.user = str(self.pick([u for u in USERS if u != ME]))
+        # Seeded authorship makes 4 or 5 posts the likeliest count; the count is drawn first, uniformly over
+        # candidates(), and just enough posts handed to or taken from the user (others keep the rest).
+        n = int(self.pick(self.candidates()))
+        theirs = [r[0] for r in self.query("SELECT id FROM posts WHERE author=? AND deleted=0 ORDER BY id", (self.user,))]
+        others = [
+            r[0]
+            for r in self.query("SELECT id FROM posts WHERE author NOT IN (?, ?) AND deleted=0 ORDER BY id", (ME, self.user))
         ]
-        self.user = str(self.pick(authors))
-        n = self.one("SELECT COUNT(*) FROM posts WHERE author=? AND deleted=0", (self.user,))[0]
+        if len(theirs) < n:
+            moves = [(int(i), self.user) for i in self.rng.choice(others, size=n - len(theirs), replace=False)]
+        else:
+            rest = [u for u in USERS if u not in (ME, self.user)]
+            moves = [(int(i), str(self.pick(rest))) for i in self.rng.choice(theirs, size=len(theirs) - n, replace=False)]
+        for pid, author in moves:
+            self.state.db.execute("UPDATE posts SET author=? WHERE id=?", (author, pid))
+        self.state.db.commit()
         self.reference_answer = str(n)
         self.p = self.post("author = ?", (self.user,))
         return f"How many posts has {self.user} written? Answer with a number."
 
     def candidates(self) -> list[str]:
-        most = self.one("SELECT COUNT(*) AS n FROM posts WHERE deleted=0 GROUP BY author ORDER BY n DESC")[0]
-        return [str(k) for k in range(most + 1)]
+        """One post (the oracle reaches the profile through one) up to :data:`MOST_POSTS`."""
+        return [str(k) for k in range(1, MOST_POSTS + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -364,6 +385,7 @@ class UserPostCount(ForumTask, AnswerTask):
 
 class UpvoteAllByUser(ForumTask, StateTask):
     name, difficulty = "forum.upvote_all_by_user", 12
+    changes = ("votes",)
 
     def setup(self) -> str:
         rows = self.query(
@@ -378,9 +400,8 @@ class UpvoteAllByUser(ForumTask, StateTask):
         ]
         return f"Upvote every post written by {self.user} (and nothing else)."
 
-    def done(self) -> bool:
-        votes = {r[0]: r[1] for r in self.query("SELECT post_id, value FROM votes")}
-        return votes == {i: 1 for i in self.ids}
+    def goal(self) -> bool:
+        return self.diff("votes", "post_id", "value") == (sorted((i, 1) for i in self.ids), [])
 
     def oracle_plan(self) -> list[PlanStep]:
         titles = [self.one("SELECT title FROM posts WHERE id=?", (i,))[0] for i in self.ids]
@@ -398,15 +419,18 @@ class UpvoteAllByUser(ForumTask, StateTask):
 
 class CommentAndUpvote(ForumTask, StateTask):
     name, difficulty = "forum.comment_and_upvote", 6
+    changes = ("comments", "votes")
 
     def setup(self) -> str:
         self.p = self.post("author != ?", (ME,))
         self.text = str(self.pick(COMMENTS))
         return f"On '{self.p['title']}', upvote the post and comment \"{self.text}\"."
 
-    def done(self) -> bool:
-        rows = self.query("SELECT body FROM comments WHERE post_id=? AND author=?", (self.p["id"], ME))
-        return self.vote(self.p["id"]) == 1 and any(r[0].strip() == self.text for r in rows)
+    def goal(self) -> bool:
+        pid = self.p["id"]
+        return self.diff("votes", "post_id", "value") == ([(pid, 1)], []) and self.diff(
+            "comments", "post_id", "author", "body"
+        ) == ([(pid, ME, self.text)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gui_envs.web.sites.shop import SHIPPING, money
+from gui_envs.web.sites.shop import COLOURS, SHIPPING, money
 from gui_envs.web.tasks.base import (
     AnswerTask,
     InfeasibleTask,
@@ -41,13 +41,16 @@ def open_product(name: str) -> list[PlanStep]:
     return [*search("Search", name), click(name, tag="a")]
 
 
-def in_wishlist(task: WebTask, pid: int) -> bool:
-    return task.one("SELECT 1 FROM wishlist WHERE product_id = ?", (pid,)) is not None
+def wishlist_change(task: StateTask) -> tuple[list[Any], list[Any]]:
+    """``(added, removed)`` product ids of the wishlist since the setup."""
+    added, removed = task.diff("wishlist", "product_id")
+    return [a[0] for a in added], [r[0] for r in removed]
 
 
-def cart_qty(task: WebTask, pid: int) -> int:
-    row = task.one("SELECT COALESCE(SUM(qty), 0) FROM cart WHERE product_id = ?", (pid,))
-    return int(row[0])
+def cart_change(task: StateTask) -> tuple[list[Any], list[Any]]:
+    """``(added, removed)`` cart lines ``(product_id, qty, colour, size)`` since the setup (a changed quantity
+    is one of each)."""
+    return task.diff("cart", "product_id", "qty", "colour", "size")
 
 
 class OpenProduct(ShopTask, StateTask):
@@ -57,8 +60,8 @@ class OpenProduct(ShopTask, StateTask):
         self.p = self.product()
         return f"Open the product page of the {self.p['name']}."
 
-    def done(self) -> bool:
-        return path_of(self.where) == f"/product/{self.p['id']}"
+    def goal(self) -> bool:
+        return self.opened_first("/product/", self.p["id"])
 
     def oracle_plan(self) -> list[PlanStep]:
         return open_product(self.p["name"])
@@ -70,7 +73,7 @@ class OpenWishlist(ShopTask, StateTask):
     def setup(self) -> str:
         return "Go to the wishlist page."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         return path_of(self.where) == "/wishlist"
 
     def oracle_plan(self) -> list[PlanStep]:
@@ -84,7 +87,7 @@ class SearchFor(ShopTask, StateTask):
         self.q = str(self.product()["name"]).split(" ")[-1]
         return f"Search the shop for '{self.q}'."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         query = query_of(self.where)
         return query.get("q", "").strip().lower() == self.q.lower()
 
@@ -106,7 +109,7 @@ class BrowseSorted(ShopTask, StateTask):
         )
         return f"Show the {self.category} category sorted by '{self.sort_label}'."
 
-    def done(self) -> bool:
+    def goal(self) -> bool:
         query = query_of(self.where)
         return (
             query.get("category") == self.category and query.get("sort") == self.sort and not query.get("q")
@@ -118,13 +121,14 @@ class BrowseSorted(ShopTask, StateTask):
 
 class AddToWishlist(ShopTask, StateTask):
     name, difficulty = "shop.add_to_wishlist", 4
+    changes = ("wishlist",)
 
     def setup(self) -> str:
         self.p = self.product()
         return f"Add the {self.p['name']} to my wishlist."
 
-    def done(self) -> bool:
-        return in_wishlist(self, self.p["id"])
+    def goal(self) -> bool:
+        return wishlist_change(self) == ([self.p["id"]], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), click("Add to wishlist", tag="button")]
@@ -132,6 +136,7 @@ class AddToWishlist(ShopTask, StateTask):
 
 class RemoveFromWishlist(ShopTask, StateTask):
     name, difficulty = "shop.remove_from_wishlist", 2
+    changes = ("wishlist",)
 
     def setup(self) -> str:
         rows = self.query("SELECT id, name FROM products ORDER BY id")
@@ -140,11 +145,10 @@ class RemoveFromWishlist(ShopTask, StateTask):
             self.state.db.execute("INSERT INTO wishlist VALUES (?, ?)", (row["id"], n))
         self.state.db.commit()
         self.p = picks[int(self.rng.integers(3))]
-        self.others = [r["id"] for r in picks if r["id"] != self.p["id"]]
         return f"Remove the {self.p['name']} from my wishlist, keep the other items."
 
-    def done(self) -> bool:
-        return not in_wishlist(self, self.p["id"]) and all(in_wishlist(self, o) for o in self.others)
+    def goal(self) -> bool:
+        return wishlist_change(self) == ([], [self.p["id"]])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Wishlist", tag="a"), click("Remove", tag="button", after=self.p["name"])]
@@ -154,15 +158,17 @@ class WishlistCount(ShopTask, AnswerTask):
     name, difficulty = "shop.wishlist_count", 2
 
     def setup(self) -> str:
-        n = int(self.rng.integers(1, 6))
-        for i, pid in enumerate(self.rng.choice(48, size=n, replace=False)):
-            self.state.db.execute("INSERT INTO wishlist VALUES (?, ?)", (int(pid) + 1, i))
+        # The count is drawn first, uniformly over candidates(): "4" must not pass more often than any other guess.
+        ids = [r[0] for r in self.query("SELECT id FROM products ORDER BY id")]
+        n = int(self.rng.integers(len(ids) + 1))
+        for i, pid in enumerate(self.rng.choice(ids, size=n, replace=False)):
+            self.state.db.execute("INSERT INTO wishlist VALUES (?, ?)", (int(pid), i))
         self.state.db.commit()
         self.reference_answer = str(n)
         return "How many items are in my wishlist? Answer with a number."
 
     def candidates(self) -> list[str]:
-        return [str(n) for n in range(49)]
+        return [str(n) for n in range(self.one("SELECT COUNT(*) FROM products")[0] + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Wishlist", tag="a"), Stop(self.reference_answer)]
@@ -170,13 +176,14 @@ class WishlistCount(ShopTask, AnswerTask):
 
 class AddToCart(ShopTask, StateTask):
     name, difficulty = "shop.add_to_cart", 4
+    changes = ("cart",)
 
     def setup(self) -> str:
         self.p = self.product("category IN ('Snacks', 'Drinks')")
         return f"Put one {self.p['name']} in the cart."
 
-    def done(self) -> bool:
-        return cart_qty(self, self.p["id"]) == 1
+    def goal(self) -> bool:
+        return cart_change(self) == ([(self.p["id"], 1, "", "")], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), click("Add to cart", tag="button")]
@@ -184,14 +191,15 @@ class AddToCart(ShopTask, StateTask):
 
 class AddToCartQty(ShopTask, StateTask):
     name, difficulty = "shop.add_to_cart_qty", 5
+    changes = ("cart",)
 
     def setup(self) -> str:
         self.p = self.product("category IN ('Snacks', 'Drinks')")
         self.qty = int(self.rng.integers(2, 7))
         return f"Add {self.qty} units of the {self.p['name']} to the cart."
 
-    def done(self) -> bool:
-        return cart_qty(self, self.p["id"]) == self.qty
+    def goal(self) -> bool:
+        return cart_change(self) == ([(self.p["id"], self.qty, "", "")], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -203,6 +211,7 @@ class AddToCartQty(ShopTask, StateTask):
 
 class AddWithOptions(ShopTask, StateTask):
     name, difficulty = "shop.add_with_options", 6
+    changes = ("cart",)
 
     def setup(self) -> str:
         self.p = self.product("category = 'Clothing'")
@@ -210,12 +219,8 @@ class AddWithOptions(ShopTask, StateTask):
         self.size = str(self.pick(self.p["sizes"].split(",")))
         return f"Add the {self.p['name']} in colour {self.colour}, size {self.size}, to the cart."
 
-    def done(self) -> bool:
-        row = self.one(
-            "SELECT SUM(qty) FROM cart WHERE product_id=? AND colour=? AND size=?",
-            (self.p["id"], self.colour, self.size),
-        )
-        return row[0] == 1
+    def goal(self) -> bool:
+        return cart_change(self) == ([(self.p["id"], 1, self.colour, self.size)], [])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -228,6 +233,7 @@ class AddWithOptions(ShopTask, StateTask):
 
 class RemoveFromCart(ShopTask, StateTask):
     name, difficulty = "shop.remove_from_cart", 2
+    changes = ("cart",)
 
     def setup(self) -> str:
         rows = self.query("SELECT id, name FROM products WHERE category='Snacks' ORDER BY id")
@@ -235,12 +241,11 @@ class RemoveFromCart(ShopTask, StateTask):
         for row in picks:
             self.add_to_cart_db(row["id"])
         self.p = picks[int(self.rng.integers(3))]
-        self.others = [r["id"] for r in picks if r["id"] != self.p["id"]]
         self.start_path = "/cart"
         return f"Remove the {self.p['name']} from the cart."
 
-    def done(self) -> bool:
-        return cart_qty(self, self.p["id"]) == 0 and all(cart_qty(self, o) == 1 for o in self.others)
+    def goal(self) -> bool:
+        return cart_change(self) == ([], [(self.p["id"], 1, "", "")])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Remove", tag="button", after=self.p["name"])]
@@ -248,6 +253,7 @@ class RemoveFromCart(ShopTask, StateTask):
 
 class UpdateCartQty(ShopTask, StateTask):
     name, difficulty = "shop.update_cart_qty", 3
+    changes = ("cart",)
 
     def setup(self) -> str:
         self.p = self.product("category='Drinks'")
@@ -255,8 +261,8 @@ class UpdateCartQty(ShopTask, StateTask):
         self.qty = int(self.rng.integers(2, 9))
         return f"Change the quantity of {self.p['name']} in my cart to {self.qty}."
 
-    def done(self) -> bool:
-        return cart_qty(self, self.p["id"]) == self.qty
+    def goal(self) -> bool:
+        return cart_change(self) == ([(self.p["id"], self.qty, "", "")], [(self.p["id"], 1, "", "")])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -268,6 +274,7 @@ class UpdateCartQty(ShopTask, StateTask):
 
 class MoveWishlistToCart(ShopTask, StateTask):
     name, difficulty = "shop.wishlist_to_cart", 6
+    changes = ("cart", "wishlist")
 
     def setup(self) -> str:
         self.p = self.product("category IN ('Snacks', 'Drinks')")
@@ -277,8 +284,9 @@ class MoveWishlistToCart(ShopTask, StateTask):
             f"Move the {self.p['name']} from my wishlist to my cart (it should no longer be in the wishlist)."
         )
 
-    def done(self) -> bool:
-        return cart_qty(self, self.p["id"]) == 1 and not in_wishlist(self, self.p["id"])
+    def goal(self) -> bool:
+        pid = self.p["id"]
+        return cart_change(self) == ([(pid, 1, "", "")], []) and wishlist_change(self) == ([], [pid])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -287,6 +295,19 @@ class MoveWishlistToCart(ShopTask, StateTask):
             click("Remove from wishlist", tag="button"),
             click("Add to cart", tag="button"),
         ]
+
+
+def placed_order(task: StateTask) -> tuple[Any, list[tuple[Any, ...]]] | None:
+    """The one order placed since the setup and its lines ``(product_id, qty)``, when the episode placed exactly
+    one order and changed no other (the cart a checkout empties is back as it was)."""
+    added, removed = task.diff("orders", "id")
+    items, gone = task.diff("order_items", "order_id", "product_id", "qty")
+    if removed or gone or len(added) != 1:
+        return None
+    order = task.one("SELECT * FROM orders WHERE id=?", (added[0][0],))
+    if order["status"] != "placed" or any(i[0] != order["id"] for i in items):
+        return None
+    return order, sorted((i[1], i[2]) for i in items)
 
 
 def checkout_steps(name: str, address: str, shipping: str) -> list[PlanStep]:
@@ -302,6 +323,7 @@ def checkout_steps(name: str, address: str, shipping: str) -> list[PlanStep]:
 
 class Checkout(ShopTask, StateTask):
     name, difficulty = "shop.buy", 12
+    changes = ("orders", "order_items")
 
     def setup(self) -> str:
         self.p = self.product("category IN ('Snacks', 'Drinks', 'Electronics')")
@@ -313,17 +335,17 @@ class Checkout(ShopTask, StateTask):
             f"{self.shipping} shipping."
         )
 
-    def done(self) -> bool:
-        for order in self.query("SELECT * FROM orders WHERE status='placed'"):
-            items = self.query("SELECT product_id, qty FROM order_items WHERE order_id=?", (order["id"],))
-            if (
-                [(i["product_id"], i["qty"]) for i in items] == [(self.p["id"], self.qty)]
-                and order["name"].lower() == self.who.lower()
-                and order["address"].lower() == self.address.lower()
-                and order["shipping"] == self.shipping
-            ):
-                return True
-        return False
+    def goal(self) -> bool:
+        placed = placed_order(self)
+        if placed is None:
+            return False
+        order, items = placed
+        return (
+            items == [(self.p["id"], self.qty)]
+            and order["name"].lower() == self.who.lower()
+            and order["address"].lower() == self.address.lower()
+            and order["shipping"] == self.shipping
+        )
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -336,6 +358,7 @@ class Checkout(ShopTask, StateTask):
 
 class BuyTwo(ShopTask, StateTask):
     name, difficulty = "shop.buy_two", 16
+    changes = ("orders", "order_items")
 
     def setup(self) -> str:
         rows = self.query("SELECT * FROM products WHERE category IN ('Snacks','Drinks') ORDER BY id")
@@ -347,18 +370,17 @@ class BuyTwo(ShopTask, StateTask):
             f"{self.address}, express shipping."
         )
 
-    def done(self) -> bool:
-        for order in self.query("SELECT * FROM orders WHERE status='placed' AND shipping='express'"):
-            items = {
-                (i["product_id"], i["qty"])
-                for i in self.query("SELECT * FROM order_items WHERE order_id=?", (order["id"],))
-            }
-            if (
-                items == {(self.a["id"], 1), (self.b["id"], 1)}
-                and order["address"].lower() == self.address.lower()
-            ):
-                return order["name"].lower() == self.who.lower()
-        return False
+    def goal(self) -> bool:
+        placed = placed_order(self)
+        if placed is None:
+            return False
+        order, items = placed
+        return (
+            items == sorted([(self.a["id"], 1), (self.b["id"], 1)])
+            and order["shipping"] == "express"
+            and order["address"].lower() == self.address.lower()
+            and order["name"].lower() == self.who.lower()
+        )
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -373,6 +395,7 @@ class BuyTwo(ShopTask, StateTask):
 
 class CancelOrder(ShopTask, StateTask):
     name, difficulty = "shop.cancel_order", 3
+    changes = ("orders",)
 
     def setup(self) -> str:
         db = self.state.db
@@ -389,9 +412,8 @@ class CancelOrder(ShopTask, StateTask):
         self.oid = int(self.rng.integers(1, 4))
         return f"Cancel order #{self.oid}; leave my other orders alone."
 
-    def done(self) -> bool:
-        statuses = {r["id"]: r["status"] for r in self.query("SELECT id, status FROM orders")}
-        return all((s == "cancelled") == (i == self.oid) for i, s in statuses.items())
+    def goal(self) -> bool:
+        return self.diff("orders", "id", "status") == ([(self.oid, "cancelled")], [(self.oid, "placed")])
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -497,12 +519,15 @@ class OrderTotal(ShopTask, AnswerTask):
     name, difficulty = "shop.order_total", 3
 
     def setup(self) -> str:
-        p, qty = self.product(), int(self.rng.integers(1, 5))
-        total = p["price_cents"] * qty + (1500 if self.rng.random() < 0.5 else 0)
+        # The total is drawn first, uniformly over candidates(), then an order that adds up to it: totals that
+        # several (product, quantity, shipping) make are no likelier than the rest.
+        ways = self.orders_by_total()
+        total = int(self.pick(sorted(ways)))
+        p, qty, shipping = self.pick(ways[total])
         db = self.state.db
         cur = db.execute(
             "INSERT INTO orders(status, name, address, shipping, total_cents) VALUES ('placed',?,?,?,?)",
-            (FIRST_NAMES[0], STREETS[0], "express" if total > p["price_cents"] * qty else "standard", total),
+            (FIRST_NAMES[0], STREETS[0], shipping, total),
         )
         db.execute(
             "INSERT INTO order_items VALUES (?,?,?,'','',?)", (cur.lastrowid, p["id"], qty, p["price_cents"])
@@ -511,9 +536,17 @@ class OrderTotal(ShopTask, AnswerTask):
         self.reference_answer = money(total)
         return "What was the total of my most recent order, shipping included?"
 
+    def orders_by_total(self) -> dict[int, list[tuple[Any, int, str]]]:
+        """Every one-product order the template places (1-4 units, either shipping), by total in cents."""
+        ways: dict[int, list[tuple[Any, int, str]]] = {}
+        for p in self.query("SELECT * FROM products ORDER BY id"):
+            for qty in range(1, 5):
+                for shipping, (_, fee) in SHIPPING.items():
+                    ways.setdefault(p["price_cents"] * qty + fee, []).append((p, qty, shipping))
+        return ways
+
     def candidates(self) -> list[str]:
-        prices = [r[0] for r in self.query("SELECT DISTINCT price_cents FROM products")]
-        return sorted({money(p * q + s) for p in prices for q in range(1, 5) for s in (0, 1500)})
+        return [money(total) for total in sorted(self.orders_by_total())]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [click("Orders", tag="a"), click("Order #1", tag="a"), Stop(self.reference_answer)]
@@ -524,18 +557,25 @@ class CountInCategory(ShopTask, AnswerTask):
 
     def setup(self) -> str:
         self.category = "Snacks" if self.rng.random() < 0.5 else "Drinks"
-        prices = sorted(
-            r[0] for r in self.query("SELECT price_cents FROM products WHERE category=?", (self.category,))
-        )
-        limit = prices[int(self.rng.integers(2, len(prices) - 1))] + 1
-        self.limit = (limit + 99) // 100 * 100
-        n = sum(1 for p in prices if p < self.limit)
+        prices = self.prices()
+        # The count is drawn first, uniformly over candidates(), then the roundest limit that gives it (a whole
+        # dollar, else ten cents, between the k-th and the (k+1)-th cheapest price).
+        n = int(self.pick(self.candidates()))
+        low = prices[n - 1] if n else -1
+        high = prices[n] if n < len(prices) else prices[-1] + 100
+        self.limit = next(cap for cap in (high // 100 * 100, high // 10 * 10, high) if cap > low)
+        assert sum(1 for p in prices if p < self.limit) == n
         self.reference_answer = str(n)
         return f"How many {self.category} products cost less than {money(self.limit)}? Answer with a number."
 
+    def prices(self) -> list[int]:
+        return sorted(r[0] for r in self.query("SELECT price_cents FROM products WHERE category=?", (self.category,)))
+
     def candidates(self) -> list[str]:
-        n = self.one("SELECT COUNT(*) FROM products WHERE category=?", (self.category,))[0]
-        return [str(k) for k in range(n + 1)]
+        """The counts some price limit gives: none below two products that cost the same."""
+        prices = self.prices()
+        ends = [0, *(k for k in range(1, len(prices)) if prices[k - 1] < prices[k]), len(prices)]
+        return [str(k) for k in dict.fromkeys(ends)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -587,12 +627,19 @@ class ColourOf(ShopTask, AnswerTask):
 
     def setup(self) -> str:
         self.p = self.product("category IN ('Clothing', 'Electronics')")
-        self.reference_answer = str(len(self.p["colours"].split(",")))
+        # The seeded catalogue offers three colours most often; the count is drawn first, uniformly over
+        # candidates(), and the product's colours redrawn to match (its own colour among them).
+        n = int(self.pick(self.candidates()))
+        others = [c for c in COLOURS if c != self.p["colour"]]
+        offered = sorted([self.p["colour"], *self.rng.choice(others, size=n - 1, replace=False).tolist()])
+        self.state.db.execute("UPDATE products SET colours=? WHERE id=?", (",".join(offered), self.p["id"]))
+        self.state.db.commit()
+        self.reference_answer = str(n)
         return f"In how many colours is the {self.p['name']} offered? Answer with a number."
 
     def candidates(self) -> list[str]:
-        most = max(len(r[0].split(",")) for r in self.query("SELECT colours FROM products"))
-        return [str(k) for k in range(most + 1)]
+        """One colour up to every colour the shop has."""
+        return [str(k) for k in range(1, len(COLOURS) + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*open_product(self.p["name"]), Stop(self.reference_answer)]
