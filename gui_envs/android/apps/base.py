@@ -167,6 +167,9 @@ class PhoneApp(Site):
         glyph: one or two characters drawn on the launcher icon.
         activities: ``(path prefix, activity)`` pairs, longest prefix wins; ``/`` is the main activity.
         aliases: other names ``open_app`` accepts (``"alarm"`` for Clock).
+        editable: the tables that hold what the user can change (alarms, contacts, switches); a state task's
+            side-effect guard compares them before and after the episode. Logs (``searches``) and where the
+            app was left (``prefs``) are not edits.
     """
 
     package: ClassVar[str] = ""
@@ -175,6 +178,7 @@ class PhoneApp(Site):
     glyph: ClassVar[str] = "?"
     activities: ClassVar[tuple[tuple[str, str], ...]] = (("/", ".MainActivity"),)
     aliases: ClassVar[tuple[str, ...]] = ()
+    editable: ClassVar[tuple[str, ...]] = ()
 
     def activity_for(self, path: str) -> str:
         """The activity name shown for a page path (fully qualified, as ``app_current`` reports it)."""

@@ -51,6 +51,7 @@ class Clock(PhoneApp):
         ("/alarms", ".AlarmEditActivity"),
         ("/cities", ".CitySelectionActivity"),
     )
+    editable = ("alarms", "cities", "timer", "stopwatch")
     router = Router()
     schema = (
         "CREATE TABLE alarms (id INTEGER PRIMARY KEY, hour INTEGER, minute INTEGER, label TEXT, enabled INTEGER);"

@@ -77,6 +77,7 @@ class Contacts(PhoneApp):
         ("/contact", ".QuickContactActivity"),
         ("/new", ".ContactEditorActivity"),
     )
+    editable = ("contacts",)
     router = Router()
     schema = (
         "CREATE TABLE contacts (id INTEGER PRIMARY KEY, first TEXT, last TEXT, phone TEXT, email TEXT, starred INTEGER);"

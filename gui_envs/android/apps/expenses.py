@@ -63,6 +63,7 @@ class Expenses(PhoneApp):
         ("/expense", ".ExpenseEditActivity"),
         ("/search", ".SearchActivity"),
     )
+    editable = ("expenses",)
     router = Router()
     schema = (
         "CREATE TABLE accounts (id INTEGER PRIMARY KEY, name TEXT);"

@@ -64,6 +64,7 @@ class Notes(PhoneApp):
         ("/new", ".EditNoteActivity"),
         ("/todo", ".TodoActivity"),
     )
+    editable = ("notes", "todos")
     router = Router()
     schema = (
         "CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT, body TEXT);"

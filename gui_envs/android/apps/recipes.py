@@ -61,6 +61,7 @@ class Recipes(PhoneApp):
         ("/recipe", ".RecipeDetailActivity"),
         ("/search", ".SearchActivity"),
     )
+    editable = ("recipes",)
     router = Router()
     schema = (
         "CREATE TABLE recipes (id INTEGER PRIMARY KEY, name TEXT, cuisine TEXT, minutes INTEGER, servings INTEGER,"
@@ -73,19 +74,22 @@ class Recipes(PhoneApp):
             name, cuisine = RECIPE_POOL[i]
             db.execute(
                 "INSERT INTO recipes (name, cuisine, minutes, servings, calories, favourite) VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    name,
-                    cuisine,
-                    int(rng.integers(2, 19)) * 5,
-                    int(rng.integers(1, 7)),
-                    int(rng.integers(15, 90)) * 10,
-                    int(rng.random() < 0.25),
-                ),
+                (name, cuisine, *draw_details(rng)),
             )
 
     def list_screen(self, current: str, body: str, query: str = "") -> Response:
         strip = tabs((("all", "All recipes", "/"), ("favourites", "Favourites", "/favourites")), current)
         return self.screen("Recipes", search_form("/search", "Search recipes", query) + strip + body)
+
+
+def draw_details(rng: np.random.Generator) -> tuple[int, int, int, int]:
+    """A recipe's ``(minutes, servings, calories, favourite)``, drawn as the seeded book draws them."""
+    return (
+        int(rng.integers(2, 19)) * 5,
+        int(rng.integers(1, 7)),
+        int(rng.integers(15, 90)) * 10,
+        int(rng.random() < 0.25),
+    )
 
 
 def _rows(rows: list[tuple[int, str, str, int]]) -> str:

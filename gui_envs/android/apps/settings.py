@@ -1,7 +1,8 @@
 """Settings: Wi-Fi, airplane mode, Bluetooth, dark theme, brightness, and About phone; with a settings search.
 
 State: ``settings(key, value)`` (``wifi``, ``airplane``, ``bluetooth``, ``dark_mode``, ``adaptive``: ``0``/``1``;
-``brightness``: 0-100), ``searches``.
+``brightness``: 0-100), ``device(key, value)`` (``model``, ``android_version``: what About phone shows, drawn
+per seed from :data:`MODELS` and :data:`ANDROID_VERSIONS`), ``searches``.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ ENTRIES: tuple[tuple[str, str, str], ...] = (
     ("Brightness level", "Display", "/display"),
     ("About phone", "Model, Android version", "/about"),
 )
-MODEL = "Pixel 8 (simulated)"
-ANDROID_VERSION = "14"
+#: The device names and Android versions a seeded phone may have. Drawn per seed rather than fixed: a fixed
+#: version would be an answer a policy memorises across episodes instead of reading About phone.
+MODELS = ("Pixel 6", "Pixel 7", "Pixel 7a", "Pixel 8", "Pixel 8 Pro", "Pixel 9")
+ANDROID_VERSIONS = ("12", "13", "14", "15", "16")
+BUILD_NUMBER = "UQ1A.240105.004"
 
 
 class Settings(PhoneApp):
@@ -45,14 +49,29 @@ class Settings(PhoneApp):
         ("/about", ".Settings$MyDeviceInfoActivity"),
         ("/search", ".SearchActivity"),
     )
+    editable = ("settings",)
     router = Router()
-    schema = "CREATE TABLE settings (key TEXT PRIMARY KEY, value INTEGER);" + SEARCHES_SCHEMA
+    schema = (
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value INTEGER);"
+        "CREATE TABLE device (key TEXT PRIMARY KEY, value TEXT);" + SEARCHES_SCHEMA
+    )
 
     def seed(self, db: sqlite3.Connection, rng: np.random.Generator) -> None:
         for key in ("wifi", "bluetooth", "dark_mode", "adaptive"):
             db.execute("INSERT INTO settings VALUES (?, ?)", (key, int(rng.random() < 0.5)))
         db.execute("INSERT INTO settings VALUES ('airplane', 0)")
         db.execute("INSERT INTO settings VALUES ('brightness', ?)", (int(rng.integers(3, 8)) * 10,))
+        # Drawn last, so the switches above keep the values earlier seeds gave them.
+        db.execute("INSERT INTO device VALUES ('model', ?)", (MODELS[int(rng.integers(len(MODELS)))],))
+        db.execute(
+            "INSERT INTO device VALUES ('android_version', ?)",
+            (ANDROID_VERSIONS[int(rng.integers(len(ANDROID_VERSIONS)))],),
+        )
+
+
+def device_info(db: sqlite3.Connection) -> dict[str, str]:
+    """What About phone shows: ``{"model": ..., "android_version": ...}``."""
+    return {str(k): str(v) for k, v in db.execute("SELECT key, value FROM device")}
 
 
 def value(db: sqlite3.Connection, key: str) -> int:
@@ -148,13 +167,14 @@ def _brightness(site: Settings, db: sqlite3.Connection, req: Request) -> Respons
 
 @Settings.router.get("/about")
 def _about(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
+    device = device_info(db)
     rows = "".join(
         f'<div class="row" data-class="android.widget.LinearLayout"><span class="grow"><span class="t">{html_escape(k)}</span>'
         f'<span class="s" id="{html_escape(rid)}">{html_escape(v)}</span></span></div>'
         for k, v, rid in (
-            ("Device name", MODEL, "device_name"),
-            ("Android version", ANDROID_VERSION, "android_version"),
-            ("Build number", "UQ1A.240105.004", "build_number"),
+            ("Device name", device["model"], "device_name"),
+            ("Android version", device["android_version"], "android_version"),
+            ("Build number", BUILD_NUMBER, "build_number"),
         )
     )
     return site.screen("About phone", rows, up="/")

@@ -84,12 +84,115 @@ class AndroidTask(core.Task):
             db.execute(sql, tuple(params))
 
 
+Snapshot = dict[tuple[str, str], tuple[tuple[str, ...], dict[int, tuple[Any, ...]]]]
+
+
+def snapshot(state: PhoneState) -> Snapshot:
+    """Every editable table of every app (:attr:`~gui_envs.android.apps.base.PhoneApp.editable`), as
+    ``{(package, table): (column names, {rowid: row})}``."""
+    out: Snapshot = {}
+    for package, app_state in state.apps.items():
+        for table in getattr(app_state.site, "editable", ()):
+            cursor = app_state.db.execute(f"SELECT rowid, * FROM {table}")
+            columns = tuple(d[0] for d in cursor.description[1:])
+            out[(package, table)] = (columns, {int(r[0]): tuple(r)[1:] for r in cursor})
+    return out
+
+
 class StateTask(AndroidTask, core.StateTask):
-    """Success is :meth:`done` over the apps' databases and the foreground app; see the core's rule."""
+    """Success is :meth:`done` over the apps' databases and the foreground app, with no side effect.
+
+    A goal predicate alone pays an agent that does the asked thing among others: deleting every contact in
+    turn deletes the asked one too. So the judge also compares every app's editable tables (:func:`snapshot`)
+    with their state after :meth:`setup`, and passes only when the sole differences are the ones the template
+    allowed in its ``setup`` with :meth:`may_edit`, :meth:`may_delete` and :meth:`may_add`: the asked row's
+    asked columns, the asked row's removal, the one new row a create task asks for. Anything else (another
+    contact deleted, another alarm or setting switched, a second note, a stopwatch started on the way) is a
+    side effect, and the episode scores 0 while it lasts. The final state is what counts: a switch flipped and
+    flipped back is no change, as on a real phone. A blind sweep that touches every item in turn therefore
+    passes only when the first item it touched was the asked one: a blind guess.
+    """
+
+    def __init__(self, state: PhoneState, rng: Any) -> None:
+        self._edits: dict[tuple[str, str, int], frozenset[str]] = {}
+        self._deletes: set[tuple[str, str, int]] = set()
+        self._adds: dict[tuple[str, str], int] = {}
+        super().__init__(state, rng)
+        self.before = snapshot(state)
+
+    # ----- what setup() allows -------------------------------------------------------------------------------
+    def may_edit(self, table: str, row: int, *columns: str, package: str | None = None) -> None:
+        """Allow ``columns`` of the row with this rowid in ``table`` (of :attr:`app` unless ``package``) to
+        change."""
+        key = (package or self.app, table, int(row))
+        self._edits[key] = self._edits.get(key, frozenset()) | frozenset(columns)
+
+    def may_delete(self, table: str, row: int, package: str | None = None) -> None:
+        """Allow the row with this rowid to be deleted."""
+        self._deletes.add((package or self.app, table, int(row)))
+
+    def may_add(self, table: str, count: int = 1, package: str | None = None) -> None:
+        """Allow up to ``count`` new rows in ``table``."""
+        key = (package or self.app, table)
+        self._adds[key] = self._adds.get(key, 0) + count
+
+    def rowid(self, table: str, where: str, params: Sequence[Any] = (), package: str | None = None) -> int:
+        """The rowid of the one row of ``table`` where ``where`` holds (tables keyed by text, like settings)."""
+        row = self.one(f"SELECT rowid FROM {table} WHERE {where}", params, package)
+        if row is None:
+            raise LookupError(f"{self.name}: no row of {table} where {where} {tuple(params)}")
+        return int(row[0])
+
+    # ----- the judge -----------------------------------------------------------------------------------------
+    def side_effects(self) -> list[str]:
+        """Every change since :meth:`setup` that the template did not allow, described (empty: none)."""
+        found: list[str] = []
+        now = snapshot(self.state)
+        for (package, table), (columns, before) in self.before.items():
+            after = now[(package, table)][1]
+            added = 0
+            for rid in sorted(before.keys() | after.keys()):
+                old, new = before.get(rid), after.get(rid)
+                if old == new:
+                    continue
+                where = f"{package.rsplit('.', 1)[-1]}.{table} row {rid}"
+                if old is None:
+                    added += 1
+                elif new is None:
+                    if (package, table, rid) not in self._deletes:
+                        found.append(f"{where} deleted")
+                else:
+                    changed = {c for c, a, b in zip(columns, old, new, strict=True) if a != b}
+                    if not changed <= self._edits.get((package, table, rid), frozenset()):
+                        found.append(f"{where} changed {sorted(changed)}")
+            if added > self._adds.get((package, table), 0):
+                found.append(f"{package.rsplit('.', 1)[-1]}.{table}: {added} new rows")
+        return found
+
+    def evaluate(self, stop: Action | None) -> float:
+        if stop is not None and stop.status != "success":
+            return 0.0
+        # done() first: the comparison of every table only runs once the goal holds.
+        return 1.0 if self.done() and not self.side_effects() else 0.0
+
+    def is_done(self) -> bool:
+        return self.done() and not self.side_effects()
 
 
 class AnswerTask(AndroidTask, core.AnswerTask):
     """Information retrieval: ``stop(answer=...)`` matching :attr:`reference_answer` scores 1."""
+
+    def pick_by_answer(self, rows: Sequence[Any], answer: Callable[[Any], str]) -> Any:
+        """A seeded row of ``rows``, drawn so that its answer is uniform over their distinct answers.
+
+        Drawing the row uniformly pays a prior: an answer that several rows share (four servings on three
+        recipes) would be the reference more often than ``1 / #candidates``, and repeating it would beat a
+        blind guess. With :meth:`candidates` equal to the distinct answers of ``rows``, no constant answer then
+        passes more often than the audit's chance.
+        """
+        answers = list(dict.fromkeys(answer(r) for r in rows))
+        want = self.pick(answers)
+        return self.pick([r for r in rows if answer(r) == want])
 
 
 class InfeasibleTask(AndroidTask, core.InfeasibleTask):
@@ -102,14 +205,39 @@ class InfeasibleTask(AndroidTask, core.InfeasibleTask):
     missing: str = ""
     search_app: str | None = None
 
+    def alternatives(self) -> list[str]:
+        """The other things this template could have asked for on this seed (its pool, the asked one aside)."""
+        return []
+
     def looked(self) -> bool:
-        """Whether the agent searched for :attr:`missing` and saw no results."""
-        want = _norm(self.missing)
-        for query, results in self.state.rows(self.search_app or self.app, "SELECT query, results FROM searches"):
-            q = _norm(query)
-            if results == 0 and len(q) >= 3 and (q in want or want in q):
-                return True
+        """Whether the agent searched for :attr:`missing`, and only for it, and saw no results.
+
+        A look counts when it would have found the thing had it been there, so its empty result proves the
+        thing is not: every app's search matches the query inside the item's name, so the query must be the
+        name or a run of its whole words ("Wellington" for "Beef Wellington"). Three looks that do not depend
+        on the request never count:
+
+        * a query holding more than the name, such as the whole instruction pasted into the search field: the
+          app would find nothing for it even if the thing existed;
+        * a fragment of a word ("ing", "ell"): a prober types it on every task, and it passes wherever the
+          fragment happens to sit in the name;
+        * a sweep of the template's pool: a search for one of :meth:`alternatives` (and not for the asked
+          thing) voids the episode's looks, so searching every name the template could ask about never passes.
+        """
+        searches = self.state.rows(self.search_app or self.app, "SELECT query, results FROM searches")
+        others = [o for o in self.alternatives() if _norm(o) != _norm(self.missing)]
+        for query, _ in searches:
+            if not names_part_of(query, self.missing) and any(names_part_of(query, o) for o in others):
+                return False
+        return any(results == 0 and names_part_of(query, self.missing) for query, results in searches)
+
+
+def names_part_of(query: str, name: str) -> bool:
+    """Whether ``query`` is ``name`` or a run of its whole words (case and spacing aside), of 3+ characters."""
+    q, n = _norm(query), _norm(name)
+    if len(re.sub(r"[^a-z0-9]", "", q)) < 3:
         return False
+    return re.search(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])", n) is not None
 
 
 def _norm(text: str) -> str:

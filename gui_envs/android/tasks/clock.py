@@ -34,6 +34,7 @@ class AddAlarm(StateTask):
         self.label = self.pick(
             [x for x in ALARM_LABELS if x not in {a[3] for a in _alarms(self)}] or ["Alarm"]
         )
+        self.may_add("alarms")
         return f"Set an alarm for {hhmm(self.hour, self.minute)} with the label '{self.label}'."
 
     def done(self) -> bool:
@@ -64,6 +65,7 @@ class _OneAlarm(StateTask):
     def setup(self) -> str:
         self.alarm_id, self.hour, self.minute, self.label, _ = self.pick(_alarms(self))
         self.execute("UPDATE alarms SET enabled = ? WHERE id = ?", (1 - self.want_enabled, self.alarm_id))
+        self.may_edit("alarms", self.alarm_id, "enabled")
         return self.describe()
 
     def describe(self) -> str:
@@ -99,12 +101,12 @@ class DeleteAlarm(StateTask):
 
     def setup(self) -> str:
         self.alarm_id, self.hour, self.minute, self.label, _ = self.pick(_alarms(self))
-        self.count = len(_alarms(self))
+        self.may_delete("alarms", self.alarm_id)
         return f"Delete the {hhmm(self.hour, self.minute)} alarm."
 
     def done(self) -> bool:
-        left = self.state.rows(CLOCK, "SELECT id FROM alarms")
-        return len(left) == self.count - 1 and (self.alarm_id,) not in left
+        # Other alarms deleted on the way are side effects (StateTask.side_effects).
+        return self.state.one(CLOCK, "SELECT 1 FROM alarms WHERE id = ?", (self.alarm_id,)) is None
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -124,6 +126,7 @@ class ChangeAlarmTime(StateTask):
             (hour + 1 + int(self.rng.integers(3))) % 24,
             int(self.rng.choice([5, 25, 35, 55])),
         )
+        self.may_edit("alarms", self.alarm_id, "hour", "minute")
         return f"Change the '{self.label}' alarm to {hhmm(self.hour, self.minute)}."
 
     def done(self) -> bool:
@@ -146,6 +149,7 @@ class StartTimer(StateTask):
 
     def setup(self) -> str:
         self.minutes = int(self.rng.choice([2, 3, 5, 10, 15, 25, 45]))
+        self.may_edit("timer", 1, "seconds", "running")
         return f"Start a {self.minutes}-minute timer."
 
     def done(self) -> bool:
@@ -166,6 +170,7 @@ class StartStopwatch(StateTask):
 
     def setup(self) -> str:
         self.laps = int(self.rng.integers(0, 3))
+        self.may_edit("stopwatch", 1, "running", "laps")
         return (
             "Start the stopwatch." if not self.laps else f"Start the stopwatch and record {self.laps} lap(s)."
         )
@@ -184,7 +189,8 @@ class AddWorldCity(StateTask):
     app = CLOCK
 
     def setup(self) -> str:
-        (self.city,) = self.pick(self.rows("SELECT name FROM cities WHERE added = 0 ORDER BY id"))
+        city_id, self.city = self.pick(self.rows("SELECT id, name FROM cities WHERE added = 0 ORDER BY id"))
+        self.may_edit("cities", city_id, "added")
         return f"Add {self.city} to the world clock."
 
     def done(self) -> bool:
@@ -205,7 +211,14 @@ class CountEnabledAlarms(AnswerTask):
     app = CLOCK
 
     def setup(self) -> str:
-        self.reference_answer = str(sum(a[4] for a in _alarms(self)))
+        # The count is drawn uniformly over the candidates and the switches set to match: the seeded switches
+        # (each on with chance 0.6) would make "2" right far more often than a blind guess.
+        alarms = _alarms(self)
+        on = int(self.rng.integers(len(alarms) + 1))
+        chosen = {int(i) for i in self.rng.permutation(len(alarms))[:on]}
+        for i, alarm in enumerate(alarms):
+            self.execute("UPDATE alarms SET enabled = ? WHERE id = ?", (int(i in chosen), alarm[0]))
+        self.reference_answer = str(on)
         return "How many alarms are switched on? Answer with a number."
 
     def candidates(self) -> list[str]:

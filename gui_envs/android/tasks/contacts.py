@@ -19,8 +19,12 @@ from gui_envs.android.tasks.base import (
 CONTACTS = Contacts.package
 
 
+def _contacts(task: StateTask | AnswerTask) -> list[tuple[int, str, str, str, str]]:
+    return task.rows("SELECT id, first, last, phone, email FROM contacts ORDER BY id")  # type: ignore[return-value]
+
+
 def _pick(task: StateTask | AnswerTask) -> tuple[int, str, str, str, str]:
-    return task.pick(task.rows("SELECT id, first, last, phone, email FROM contacts ORDER BY id"))
+    return task.pick(_contacts(task))
 
 
 def _phone(task: StateTask | AnswerTask) -> str:
@@ -40,6 +44,7 @@ class CreateContact(StateTask):
         self.first = self.pick([f for f in FIRST_NAMES if f not in taken])
         self.last = self.pick(LAST_NAMES)
         self.phone = _phone(self)
+        self.may_add("contacts")
         return f"Create a contact named {self.first} {self.last} with the phone number {self.phone}."
 
     def done(self) -> bool:
@@ -71,6 +76,7 @@ class EditPhone(StateTask):
         self.cid, first, last, _, _ = _pick(self)
         self.full = full_name(first, last)
         self.phone = _phone(self)
+        self.may_edit("contacts", self.cid, "phone")
         return f"Change {self.full}'s phone number to {self.phone}."
 
     def done(self) -> bool:
@@ -87,12 +93,12 @@ class DeleteContact(StateTask):
     def setup(self) -> str:
         self.cid, first, last, _, _ = _pick(self)
         self.full = full_name(first, last)
-        self.count = len(self.rows("SELECT id FROM contacts"))
+        self.may_delete("contacts", self.cid)
         return f"Delete the contact {self.full}."
 
     def done(self) -> bool:
-        left = self.state.rows(CONTACTS, "SELECT id FROM contacts")
-        return len(left) == self.count - 1 and (self.cid,) not in left
+        # Other contacts deleted on the way are side effects (StateTask.side_effects).
+        return self.state.one(CONTACTS, "SELECT 1 FROM contacts WHERE id = ?", (self.cid,)) is None
 
     def oracle_plan(self) -> list[PlanStep]:
         return _open(self.full) + [tap("Delete")]
@@ -106,6 +112,7 @@ class StarContact(StateTask):
         self.cid, first, last, _, _ = _pick(self)
         self.full = full_name(first, last)
         self.execute("UPDATE contacts SET starred = 0 WHERE id = ?", (self.cid,))
+        self.may_edit("contacts", self.cid, "starred")
         return f"Add {self.full} to your favourite contacts."
 
     def done(self) -> bool:
@@ -120,7 +127,7 @@ class PhoneNumber(AnswerTask):
     app = CONTACTS
 
     def setup(self) -> str:
-        _, first, last, phone, _ = _pick(self)
+        _, first, last, phone, _ = self.pick_by_answer(_contacts(self), lambda r: r[3])
         self.full = full_name(first, last)
         self.reference_answer = phone
         return f"What is {self.full}'s phone number?"
@@ -137,7 +144,7 @@ class EmailAddress(AnswerTask):
     app = CONTACTS
 
     def setup(self) -> str:
-        _, first, last, _, email = _pick(self)
+        _, first, last, _, email = self.pick_by_answer(_contacts(self), lambda r: r[4])
         self.full = full_name(first, last)
         self.reference_answer = email
         return f"What is {self.full}'s email address?"
@@ -154,10 +161,16 @@ class SendPhoneNumber(InfeasibleTask):
     app = CONTACTS
 
     def setup(self) -> str:
-        taken = {f for (f,) in self.rows("SELECT first FROM contacts")}
-        first = self.pick([f for f in FIRST_NAMES if f not in taken])
+        first = self.pick(self._absent_firsts())
         self.missing = f"{first} {self.pick(LAST_NAMES)}"
         return f"Send me {self.missing}'s phone number from Contacts."
+
+    def _absent_firsts(self) -> list[str]:
+        taken = {f for (f,) in self.rows("SELECT first FROM contacts")}
+        return [f for f in FIRST_NAMES if f not in taken]
+
+    def alternatives(self) -> list[str]:
+        return [f"{first} {last}" for first in self._absent_firsts() for last in LAST_NAMES]
 
     def oracle_plan(self) -> list[PlanStep]:
         return search_then_give_up("Contacts", self.missing)

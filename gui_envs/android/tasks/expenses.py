@@ -19,12 +19,19 @@ EXPENSES = Expenses.package
 _ALL_ITEMS = tuple(name for names in ITEMS.values() for name in names)
 
 
-def _pick_expense(task: StateTask | AnswerTask) -> tuple[int, str, int, str, str]:
-    rows = task.rows(
+def _expenses(task: StateTask | AnswerTask) -> list[tuple[int, str, int, str, str]]:
+    return task.rows(  # type: ignore[return-value]
         "SELECT x.id, x.name, x.amount_cents, x.category, a.name FROM expenses x JOIN accounts a ON a.id = x.account_id"
         " ORDER BY x.id"
     )
-    return task.pick(rows)
+
+
+def _pick_expense(task: StateTask | AnswerTask) -> tuple[int, str, int, str, str]:
+    return task.pick(_expenses(task))
+
+
+def _dollars(cents: int) -> str:
+    return f"{cents / 100:.2f}"
 
 
 class OpenAccount(StateTask):
@@ -55,7 +62,7 @@ class AddExpense(StateTask):
         self.category = self.pick(CATEGORIES)
         self.item = self.pick(ITEMS[self.category])
         self.cents = int(self.rng.integers(2, 300)) * 100 + int(self.rng.choice([0, 50, 75]))
-        self.before = self.one("SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        self.may_add("expenses")
         return (
             f"In Expenses, add '{self.item}' costing {money(self.cents)} to the '{self.account}' account "
             f"under {self.category}."
@@ -88,13 +95,12 @@ class DeleteExpense(StateTask):
 
     def setup(self) -> str:
         self.xid, self.item, _, _, self.account = _pick_expense(self)
-        self.count = self.one("SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
+        self.may_delete("expenses", self.xid)
         return f"Delete the '{self.item}' expense from the '{self.account}' account."
 
     def done(self) -> bool:
-        count = self.state.one(EXPENSES, "SELECT COUNT(*) FROM expenses")[0]  # type: ignore[index]
-        gone = self.state.one(EXPENSES, "SELECT 1 FROM expenses WHERE id = ?", (self.xid,)) is None
-        return gone and count == self.count - 1
+        # Other expenses deleted on the way are side effects (StateTask.side_effects).
+        return self.state.one(EXPENSES, "SELECT 1 FROM expenses WHERE id = ?", (self.xid,)) is None
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -112,6 +118,7 @@ class EditExpenseAmount(StateTask):
     def setup(self) -> str:
         self.xid, self.item, cents, _, self.account = _pick_expense(self)
         self.cents = cents + int(self.rng.integers(1, 50)) * 100
+        self.may_edit("expenses", self.xid, "amount_cents")
         return f"Change the amount of '{self.item}' in the '{self.account}' account to {money(self.cents)}."
 
     def done(self) -> bool:
@@ -134,22 +141,20 @@ class AccountTotal(AnswerTask):
     app = EXPENSES
 
     def setup(self) -> str:
-        self.account = self.pick(ACCOUNTS)
-        (total,) = self.one(
-            "SELECT COALESCE(SUM(x.amount_cents), 0) FROM expenses x JOIN accounts a ON a.id = x.account_id "
-            "WHERE a.name = ?",
-            (self.account,),
-        ) or (0,)
-        self.reference_answer = f"{total / 100:.2f}"
+        self.account, total = self.pick_by_answer(self._totals(), lambda r: r[1])
+        self.reference_answer = total
         return f"What is the total of the '{self.account}' account in Expenses? Answer in dollars."
+
+    def _totals(self) -> list[tuple[str, str]]:
+        rows = self.rows(
+            "SELECT a.name, COALESCE(SUM(x.amount_cents), 0) FROM accounts a LEFT JOIN expenses x "
+            "ON a.id = x.account_id GROUP BY a.id ORDER BY a.id"
+        )
+        return [(name, _dollars(cents)) for name, cents in rows]
 
     def candidates(self) -> list[str]:
         # The template's one parameter is the account: a blind guesser picks one account's total.
-        totals = self.rows(
-            "SELECT COALESCE(SUM(x.amount_cents), 0) FROM accounts a LEFT JOIN expenses x ON a.id = x.account_id "
-            "GROUP BY a.id"
-        )
-        return [f"{t / 100:.2f}" for (t,) in totals]
+        return [total for _, total in self._totals()]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -164,12 +169,12 @@ class ExpenseAmount(AnswerTask):
     app = EXPENSES
 
     def setup(self) -> str:
-        _, self.item, cents, _, self.account = _pick_expense(self)
-        self.reference_answer = f"{cents / 100:.2f}"
+        _, self.item, cents, _, self.account = self.pick_by_answer(_expenses(self), lambda r: _dollars(r[2]))
+        self.reference_answer = _dollars(cents)
         return f"How much was '{self.item}' in the '{self.account}' account? Answer in dollars."
 
     def candidates(self) -> list[str]:
-        return [f"{r[0] / 100:.2f}" for r in self.rows("SELECT DISTINCT amount_cents FROM expenses")]
+        return list(dict.fromkeys(_dollars(r[2]) for r in _expenses(self)))
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -184,10 +189,13 @@ class RemoveExpense(InfeasibleTask):
     app = EXPENSES
 
     def setup(self) -> str:
+        self.missing = self.pick(self.alternatives())
+        return f"Delete the '{self.missing}' expense in Expenses."
+
+    def alternatives(self) -> list[str]:
         present = [n.lower() for (n,) in self.rows("SELECT name FROM expenses")]
         # The app's search matches substrings, so "Books" must not hide inside a present "Notebooks".
-        self.missing = self.pick([n for n in _ALL_ITEMS if not any(n.lower() in p for p in present)])
-        return f"Delete the '{self.missing}' expense in Expenses."
+        return [n for n in _ALL_ITEMS if not any(n.lower() in p for p in present)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return search_then_give_up("Expenses", self.missing)

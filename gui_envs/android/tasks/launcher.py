@@ -65,5 +65,8 @@ class LaunchApp(InfeasibleTask):
         self.missing = self.pick(MISSING_APPS)
         return f"Open the {self.missing} app."
 
+    def alternatives(self) -> list[str]:
+        return list(MISSING_APPS)
+
     def oracle_plan(self) -> list[PlanStep]:
         return [*search(self.missing), stop(status="infeasible")]

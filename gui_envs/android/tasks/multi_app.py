@@ -41,6 +41,7 @@ class NoteAccountTotal(StateTask):
         ) or (0,)
         self.total = money(cents)
         self.title = f"{self.account} total"
+        self.may_add("notes", package=NOTES)
         return f"Find the total of the '{self.account}' account in Expenses and save it in a new note titled '{self.title}'."
 
     def done(self) -> bool:
@@ -68,6 +69,7 @@ class NoteContactPhone(StateTask):
         )
         self.full = full_name(first, last)
         self.title = f"Call {first}"
+        self.may_add("notes", package=NOTES)
         return (
             f"Look up {self.full}'s phone number in Contacts and save it in a new note titled '{self.title}'."
         )
@@ -104,6 +106,7 @@ class FavouriteQuickestRecipe(StateTask):
             if other_minutes <= minutes:
                 self.execute("UPDATE recipes SET minutes = ? WHERE id = ?", (minutes + 5, other_id))
         self.execute("UPDATE recipes SET favourite = 0 WHERE cuisine = ?", (self.cuisine,))
+        self.may_edit("recipes", self.rid, "favourite")
         return f"Add the quickest {self.cuisine} recipe to your favourites."
 
     def done(self) -> bool:

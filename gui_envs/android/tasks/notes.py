@@ -34,6 +34,7 @@ class CreateNote(StateTask):
         present = {t for (t,) in self.rows("SELECT title FROM notes")}
         self.title = self.pick([t for t, _ in NOTE_POOL if t not in present])
         self.body = self.pick(BODIES)
+        self.may_add("notes")
         return f"Create a note titled '{self.title}' that says '{self.body}'."
 
     def done(self) -> bool:
@@ -70,12 +71,12 @@ class DeleteNote(_OneNote):
 
     def setup(self) -> str:
         self.choose()
+        self.may_delete("notes", self.nid)
         return f"Delete the note '{self.title}'."
 
     def done(self) -> bool:
-        return self.state.one(NOTES, "SELECT 1 FROM notes WHERE id = ?", (self.nid,)) is None and bool(
-            self.state.rows(NOTES, "SELECT id FROM notes")
-        )
+        # Other notes deleted on the way are side effects (StateTask.side_effects).
+        return self.state.one(NOTES, "SELECT 1 FROM notes WHERE id = ?", (self.nid,)) is None
 
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Notes"), tap(self.title, rid="note_row", contains=True), tap("Delete")]
@@ -87,6 +88,7 @@ class EditNote(_OneNote):
     def setup(self) -> str:
         self.choose()
         self.new_body = self.pick(BODIES)
+        self.may_edit("notes", self.nid, "body")
         return f"Replace the text of the note '{self.title}' with '{self.new_body}'."
 
     def done(self) -> bool:
@@ -107,8 +109,8 @@ class ReadNote(AnswerTask):
     app = NOTES
 
     def setup(self) -> str:
-        _, self.title, self.reference_answer = self.pick(
-            self.rows("SELECT id, title, body FROM notes ORDER BY id")
+        _, self.title, self.reference_answer = self.pick_by_answer(
+            self.rows("SELECT id, title, body FROM notes ORDER BY id"), lambda r: r[2]
         )
         return f"What does the note '{self.title}' say?"
 
@@ -130,6 +132,7 @@ class AddTodo(StateTask):
     def setup(self) -> str:
         present = {t for (t,) in self.rows("SELECT text FROM todos")}
         self.text = self.pick([t for t in TODO_POOL if t not in present])
+        self.may_add("todos")
         return f"Add '{self.text}' to my to-do list."
 
     def done(self) -> bool:
@@ -149,6 +152,7 @@ class CheckTodo(StateTask):
     def setup(self) -> str:
         self.tid, self.text = self.pick(self.rows("SELECT id, text FROM todos ORDER BY id"))
         self.execute("UPDATE todos SET done = 0 WHERE id = ?", (self.tid,))
+        self.may_edit("todos", self.tid, "done")
         return f"Mark '{self.text}' as done in my to-do list."
 
     def done(self) -> bool:
@@ -166,12 +170,12 @@ class DeleteTodo(StateTask):
 
     def setup(self) -> str:
         self.tid, self.text = self.pick(self.rows("SELECT id, text FROM todos ORDER BY id"))
-        self.count = len(self.rows("SELECT id FROM todos"))
+        self.may_delete("todos", self.tid)
         return f"Delete the task '{self.text}' from my to-do list."
 
     def done(self) -> bool:
-        left = self.state.rows(NOTES, "SELECT id FROM todos")
-        return len(left) == self.count - 1 and (self.tid,) not in left
+        # Other tasks deleted on the way are side effects (StateTask.side_effects).
+        return self.state.one(NOTES, "SELECT 1 FROM todos WHERE id = ?", (self.tid,)) is None
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -189,6 +193,9 @@ class ReadNoteAloud(InfeasibleTask):
     def setup(self) -> str:
         self.missing = self.pick(MISSING_NOTES)
         return f"Open my note '{self.missing}' and read it to me."
+
+    def alternatives(self) -> list[str]:
+        return list(MISSING_NOTES)
 
     def oracle_plan(self) -> list[PlanStep]:
         return search_then_give_up("Notes", self.missing)

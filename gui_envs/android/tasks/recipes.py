@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gui_envs.android.apps.recipes import MISSING_RECIPES, Recipes
+from gui_envs.android.apps.recipes import MISSING_RECIPES, RECIPE_POOL, Recipes, draw_details
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
@@ -29,6 +29,7 @@ class FavouriteRecipe(StateTask):
     def setup(self) -> str:
         self.rid, self.recipe = self.pick(self.rows("SELECT id, name FROM recipes ORDER BY id"))
         self.execute("UPDATE recipes SET favourite = 0 WHERE id = ?", (self.rid,))
+        self.may_edit("recipes", self.rid, "favourite")
         return f"Add '{self.recipe}' to your favourite recipes."
 
     def done(self) -> bool:
@@ -45,6 +46,7 @@ class UnfavouriteRecipe(StateTask):
     def setup(self) -> str:
         self.rid, self.recipe = self.pick(self.rows("SELECT id, name FROM recipes ORDER BY id"))
         self.execute("UPDATE recipes SET favourite = 1 WHERE id = ?", (self.rid,))
+        self.may_edit("recipes", self.rid, "favourite")
         return f"Remove '{self.recipe}' from your favourite recipes."
 
     def done(self) -> bool:
@@ -66,12 +68,15 @@ class _RecipeFact(AnswerTask):
     unit = ""
 
     def setup(self) -> str:
-        self.recipe, value = self.pick(self.rows(f"SELECT name, {self.column} FROM recipes ORDER BY id"))
-        self.reference_answer = f"{value} {self.unit}".strip()
+        self.recipe, self.reference_answer = self.pick_by_answer(self._facts(), lambda r: r[1])
         return self.question.format(recipe=self.recipe)
 
+    def _facts(self) -> list[tuple[str, str]]:
+        rows = self.rows(f"SELECT name, {self.column} FROM recipes ORDER BY id")
+        return [(name, f"{value} {self.unit}".strip()) for name, value in rows]
+
     def candidates(self) -> list[str]:
-        return [f"{r[0]} {self.unit}".strip() for r in self.rows(f"SELECT DISTINCT {self.column} FROM recipes")]
+        return list(dict.fromkeys(answer for _, answer in self._facts()))
 
     def oracle_plan(self) -> list[PlanStep]:
         return _find_recipe(self.recipe) + [stop(answer=self.reference_answer)]
@@ -100,17 +105,39 @@ class CountCuisine(AnswerTask):
     app = RECIPES
 
     def setup(self) -> str:
-        (self.cuisine,) = self.pick(self.rows("SELECT DISTINCT cuisine FROM recipes ORDER BY cuisine"))
-        like = f"%{self.cuisine}%"
-        (n,) = self.one("SELECT COUNT(*) FROM recipes WHERE name LIKE ? OR cuisine LIKE ?", (like, like)) or (
-            0,
-        )
-        self.reference_answer = str(n)
+        # The count is drawn uniformly over the candidates and the book changed to hold it (recipes of the
+        # cuisine removed or added from the pool): the seeded book alone makes "2" right on half the seeds.
+        self.cuisine = self.pick(sorted({cuisine for _, cuisine in RECIPE_POOL}))
+        want = int(self.rng.integers(len(self._findable()) + 1))
+        found = [
+            rid
+            for rid, name, cuisine in self.rows("SELECT id, name, cuisine FROM recipes ORDER BY id")
+            if self._finds(name, cuisine)
+        ]
+        for i in self.rng.permutation(len(found))[: max(len(found) - want, 0)]:
+            self.execute("DELETE FROM recipes WHERE id = ?", (found[int(i)],))
+        present = {name for (name,) in self.rows("SELECT name FROM recipes")}
+        absent = [(n, c) for n, c in self._findable() if n not in present]
+        for i in self.rng.permutation(len(absent))[: max(want - len(found), 0)]:
+            self.execute(
+                "INSERT INTO recipes (name, cuisine, minutes, servings, calories, favourite) VALUES (?, ?, ?, ?, ?, ?)",
+                (*absent[int(i)], *draw_details(self.rng)),
+            )
+        self.reference_answer = str(want)
         return f"How many recipes does a search for '{self.cuisine}' find in Recipes? Answer with a number."
 
+    def _finds(self, name: str, cuisine: str) -> bool:
+        """Whether the app's search for the cuisine lists this recipe (it matches name or cuisine)."""
+        q = self.cuisine.lower()
+        return q in name.lower() or q in cuisine.lower()
+
+    def _findable(self) -> list[tuple[str, str]]:
+        return [(n, c) for n, c in RECIPE_POOL if self._finds(n, c)]
+
     def candidates(self) -> list[str]:
-        (n,) = self.one("SELECT COUNT(*) FROM recipes") or (0,)
-        return [str(k) for k in range(n + 1)]
+        # Every count the search could show: the book draws its recipes from RECIPE_POOL, so no more than the
+        # pool's recipes of this cuisine.
+        return [str(k) for k in range(len(self._findable()) + 1)]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [*search_in("Recipes", self.cuisine), stop(answer=self.reference_answer)]
@@ -125,6 +152,9 @@ class FavouriteRecipeFromSearch(InfeasibleTask):
     def setup(self) -> str:
         self.missing = self.pick(MISSING_RECIPES)
         return f"Open the recipe for {self.missing} and add it to favourites."
+
+    def alternatives(self) -> list[str]:
+        return list(MISSING_RECIPES)
 
     def oracle_plan(self) -> list[PlanStep]:
         return search_then_give_up("Recipes", self.missing)

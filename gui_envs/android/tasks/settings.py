@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gui_envs.android.apps.settings import ANDROID_VERSION, MODEL, Settings
+from gui_envs.android.apps.settings import Settings, device_info
 from gui_envs.android.tasks.base import (
     AnswerTask,
     InfeasibleTask,
@@ -38,6 +38,8 @@ class _Toggle(StateTask):
     def setup(self) -> str:
         self.want = int(self.rng.random() < 0.5)
         self.execute("UPDATE settings SET value = ? WHERE key = ?", (1 - self.want, self.key))
+        # Every other setting is guarded: switching Wi-Fi when asked for Bluetooth is a side effect.
+        self.may_edit("settings", self.rowid("settings", "key = ?", (self.key,)), "value")
         return f"Turn {self.words[self.want]} {self.title}."
 
     def done(self) -> bool:
@@ -109,6 +111,7 @@ class Brightness(StateTask):
         current = _value(self.state, "brightness")
         if abs(current - self.level) <= 10:
             self.execute("UPDATE settings SET value = ? WHERE key = 'brightness'", ((self.level + 50) % 100,))
+        self.may_edit("settings", self.rowid("settings", "key = 'brightness'"), "value")
         words = {0: "the minimum", 100: "the maximum"}.get(self.level, f"about {self.level}%")
         return f"Set the screen brightness to {words}."
 
@@ -131,14 +134,18 @@ class AndroidVersion(AnswerTask):
     app = SETTINGS
 
     def setup(self) -> str:
+        device = device_info(self.state.db(SETTINGS))
         if self.rng.random() < 0.5:
-            self.reference_answer = ANDROID_VERSION
+            self.reference_answer = device["android_version"]
             return "Which Android version is this phone running?"
-        self.reference_answer = MODEL
+        self.reference_answer = device["model"]
         return "What is this phone's device name, as shown in About phone?"
 
     def candidates(self) -> list[str]:
-        return [ANDROID_VERSION, MODEL]
+        # A phone has one version and one name: on this seed's data the answer is one of the two. Both are
+        # drawn per seed (apps.settings), so no constant passes more than half of one pool's share.
+        device = device_info(self.state.db(SETTINGS))
+        return [device["android_version"], device["model"]]
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -153,8 +160,11 @@ class TurnOnSetting(InfeasibleTask):
     app = SETTINGS
 
     def setup(self) -> str:
-        self.missing = self.pick(("NFC", "Mobile hotspot", "Battery saver", "Screen recorder", "Night light"))
+        self.missing = self.pick(self.alternatives())
         return f"Turn on {self.missing} in Settings."
+
+    def alternatives(self) -> list[str]:
+        return ["NFC", "Mobile hotspot", "Battery saver", "Screen recorder", "Night light"]
 
     def oracle_plan(self) -> list[PlanStep]:
         return search_then_give_up("Settings", self.missing)
