@@ -141,6 +141,7 @@ def guarded_reset(reset: F) -> F:
             life.phase = "running"
             return out
 
+    wrapper.lifecycle_guard = "reset"  # type: ignore[attr-defined]  (tests find unguarded envs by it)
     return wrapper  # type: ignore[return-value]
 
 
@@ -169,6 +170,7 @@ def guarded_step(step: F | None = None, *, episode_over: Callable[[Any, Any], st
                             info[key] = cap_message(info[key])
                 return result
 
+        wrapper.lifecycle_guard = "step"  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return decorate(step) if step is not None else decorate
@@ -184,6 +186,7 @@ def guarded_close(close: F) -> F:
             life.phase = "closed"
             close(self)
 
+    wrapper.lifecycle_guard = "close"  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
 
 
