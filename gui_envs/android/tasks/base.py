@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from gui_envs.actions import Action
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.browser.site import SiteState
@@ -113,7 +115,7 @@ class StateTask(AndroidTask, core.StateTask):
     passes only when the first item it touched was the asked one: a blind guess.
     """
 
-    def __init__(self, state: PhoneState, rng: Any) -> None:
+    def __init__(self, state: PhoneState, rng: np.random.Generator) -> None:
         self._edits: dict[tuple[str, str, int], frozenset[str]] = {}
         self._deletes: set[tuple[str, str, int]] = set()
         self._adds: dict[tuple[str, str], int] = {}
