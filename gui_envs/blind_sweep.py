@@ -10,7 +10,7 @@ phone, the foreground app) is kept as the env keeps it. The judge is asked after
 it after every step.
 
 A judge that cannot be gamed this way passes the sweep only when the first item it touched was the target: a
-blind guess, ``1 / #items`` (the ``chance`` of :func:`sweep`).
+blind guess among the items it could touch, ``1 / #items`` (see :func:`sweep`).
 """
 
 from __future__ import annotations
@@ -146,9 +146,14 @@ def item_pages(browser: FormBrowser, start: str, depth: int = 2) -> list[str]:
     return found
 
 
+def pressable(forms: list[Form], words: set[str]) -> list[Form]:
+    """The POST forms whose button labels share a word with the instruction: what the sweep presses."""
+    return [f for f in forms if f.method == "POST" and instruction_words(" ".join(f.buttons)) & words]
+
+
 @dataclass
 class SweepResult:
-    """One sweep episode: whether the judge passed it, how many items exist and how many were touched."""
+    """One sweep episode: whether the judge passed it, how many items it could touch, and how many it did."""
 
     success: bool
     items: int
@@ -164,16 +169,24 @@ def sweep(
 ) -> SweepResult:
     """Play the side-effect sweep on ``task`` (a state task, freshly built on its seeded state).
 
-    Finds the item pages reachable from ``start`` (without the judge watching: the listing is read first, as
-    the attack did by knowing the URL scheme), then from ``start`` again opens up to ``max_items`` of them in
-    order and, on each, submits every form whose button shares a word with the instruction. The judge
-    (``task.evaluate(None)`` / ``task.finished``) is asked after every request; a sweep that never triggers it
-    ends with ``stop(status="success")``, judged as the env judges a stop.
+    First scouts, without the judge watching (as the attack knew the URL scheme): the item pages reachable from
+    ``start``, and of those the ones showing a button the instruction names. Those are the items the sweep can
+    touch; where no item shows such a button (an "open X" task) every item page is one. A blind guess picks one
+    of them, so ``1 / items`` is the sweep's chance. Then, from ``start`` again, it opens up to ``max_items``
+    of them in order and presses each one's named buttons. The judge (``task.evaluate(None)`` /
+    ``task.finished``) is asked after every request, as the env asks it after every step; a sweep that never
+    triggers it ends with ``stop(status="success")``, judged as the env judges a stop.
     """
     words = instruction_words(task.instruction)
     scout = FormBrowser(state, lambda _path: None)
-    items = item_pages(scout, start)
-    # The scouting read the pages only; a fresh start for the judged episode.
+    pages = item_pages(scout, start)
+    with_buttons = []
+    for path in pages:
+        scout.get(path)
+        if pressable(scout.forms, words):
+            with_buttons.append(path)
+    items = with_buttons or pages
+    # The scouting only read pages; a fresh start for the judged episode.
     task.visited[:] = task.visited[:1]
     browser = FormBrowser(state, on_location)
 
@@ -187,11 +200,9 @@ def sweep(
         browser.get(path)
         if judged():
             return SweepResult(True, len(items), touched)
-        for form in list(browser.forms):
-            labels = " ".join(form.buttons)
-            if form.method == "POST" and instruction_words(labels) & words:
-                browser.submit(form)
-                if judged():
-                    return SweepResult(True, len(items), touched)
-                browser.get(path)
+        for form in pressable(browser.forms, words):
+            browser.submit(form)
+            if judged():
+                return SweepResult(True, len(items), touched)
+            browser.get(path)
     return SweepResult(task.evaluate(Action.stop(status="success")) >= 1.0, len(items), min(len(items), max_items))
