@@ -17,7 +17,11 @@ than :data:`STALE_AFTER_S`; :func:`clean_stale_temporaries` (run by :func:`load_
 :func:`save_trajectories`) removes them, and puts a stale ``.old-*`` folder back when its id is missing.
 
 The JSONL is strict JSON (no ``NaN`` tokens): a non-finite reward, score or log-probability is written as
-the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` and read back as the float. Text is UTF-8; a line
+the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` and read back as the float; a non-finite number
+anywhere else (``info``, ``privileged``, ``metadata``) is written as ``null``. Files from before strict JSON
+hold bare ``NaN`` / ``Infinity`` / ``-Infinity`` tokens; they load by the same rule (the float in a reward,
+score or log-probability, ``None`` in ``info``, ``privileged`` and ``metadata``), and a bare token anywhere
+else (a seed, a flag) is a :class:`TrajectoryFormatError`. Text is UTF-8; a line
 holding a lone surrogate (which UTF-8 cannot encode) is written with ``\\uXXXX`` escapes instead, so every
 string saves and loads back equal. The header's ``num_steps`` detects a lost last line. Every malformed
 file raises :class:`TrajectoryFormatError` naming the file and line.
@@ -62,6 +66,8 @@ TRAJECTORY_FILE = "trajectory.jsonl"
 FINAL_IMAGE = "final.png"
 logger = logging.getLogger(__name__)
 _FLOAT_MARKERS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+#: The record keys whose values are free-form JSON (non-finite numbers are ``null`` there).
+_FREE_FORM = ("info", "privileged", "metadata")
 
 
 class TrajectoryFormatError(ValueError):
@@ -473,15 +479,30 @@ def _read_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
             raise TrajectoryFormatError(f"the line is not UTF-8 ({exc})", path, line) from exc
         try:
             # NaN tokens are still read: files written before strict JSON hold them.
-            record = json.loads(text)
+            record, bare = _loads(text)
         except (ValueError, RecursionError) as exc:
             raise TrajectoryFormatError(
                 f"the line is not JSON ({exc}); the file was cut short or edited by hand", path, line
             ) from exc
         if not isinstance(record, dict):
             raise TrajectoryFormatError(f"each line must be a JSON object, got {type(record).__name__}", path, line)
+        if bare:
+            # What the strict writer would have stored: null in the free-form dicts (reward, score and
+            # log-probabilities keep the float; a token in a typed field fails its type check).
+            record.update({k: to_jsonable(record[k]) for k in _FREE_FORM if isinstance(record.get(k), dict)})
         records.append((line, record))
     return records
+
+
+def _loads(text: str) -> tuple[Any, bool]:
+    """``json.loads(text)``, and whether the text held a bare ``NaN`` / ``Infinity`` / ``-Infinity`` token."""
+    bare: list[str] = []
+
+    def constant(name: str) -> float:
+        bare.append(name)
+        return _FLOAT_MARKERS[name]
+
+    return json.loads(text, parse_constant=constant), bool(bare)
 
 
 def _header_fields(header: dict[str, Any]) -> dict[str, Any]:

@@ -358,6 +358,47 @@ def test_files_from_the_previous_writer_still_load(tmp_path: Path) -> None:
     assert math.isnan(loaded.steps[0].reward) and loaded.steps[0].action == Action("wait")
 
 
+def test_non_finite_round_trip_follows_one_rule(tmp_path: Path) -> None:
+    """Reward, score and log-probabilities keep the float (as a marker string on disk); elsewhere it is null."""
+    nan = float("nan")
+    traj = Trajectory(
+        instruction="x",
+        steps=[Step(Action("wait"), reward=np.float32(nan), logprobs=[np.float64(-np.inf)],  # type: ignore[arg-type]
+                    info={"r": nan, "nested": [np.inf, 1.5]}, privileged={"p": np.array([np.nan, 2.0])})],
+        score=-math.inf,
+        metadata={"m": nan},
+    )  # fmt: skip
+    first = traj.save(tmp_path / "a")
+    text = (first / "trajectory.jsonl").read_text()
+    for raw in text.splitlines():
+        json.loads(raw, parse_constant=_reject_constant)
+    loaded = Trajectory.load(first)
+    step = loaded.steps[0]
+    assert math.isnan(step.reward) and step.logprobs == [-math.inf] and loaded.score == -math.inf
+    assert step.info == {"r": None, "nested": [None, 1.5]} and step.privileged == {"p": [None, 2.0]}
+    assert loaded.metadata == {"m": None}
+    again = loaded.save(tmp_path / "b")  # a second round trip changes nothing
+    assert (again / "trajectory.jsonl").read_text() == text
+
+
+def test_bare_non_finite_tokens_load_by_the_same_rule(tmp_path: Path) -> None:
+    header = {"format_version": 1, "id": "old", "instruction": "x", "num_steps": 1}
+    step = '{"action": {"type": "wait"}, "reward": -Infinity, "logprobs": [NaN], "info": {"r": NaN, "l": [Infinity]}}'
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "trajectory.jsonl").write_text(json.dumps({**header, "score": 0.5})[:-1] + ', "metadata": {"m": NaN}}\n' + step + "\n")
+    loaded = Trajectory.load(folder)
+    assert loaded.steps[0].reward == -math.inf and math.isnan(loaded.steps[0].logprobs[0])  # type: ignore[index]
+    assert loaded.steps[0].info == {"r": None, "l": [None]} and loaded.metadata == {"m": None}
+    # A bare token where the format holds no number at all is rejected, naming the file and line.
+    (folder / "trajectory.jsonl").write_text(json.dumps(header)[:-1] + ', "seed": NaN}\n' + step + "\n")
+    with pytest.raises(TrajectoryFormatError, match=r"trajectory.jsonl:1: seed must be an integer"):
+        Trajectory.load(folder)
+    (folder / "trajectory.jsonl").write_text(json.dumps(header) + "\n" + step.replace("}}", '}, "terminated": NaN}') + "\n")
+    with pytest.raises(TrajectoryFormatError, match=r"trajectory.jsonl:2: terminated must be bool"):
+        Trajectory.load(folder)
+
+
 def test_any_string_saves_and_loads_back_equal(tmp_path: Path) -> None:
     odd = "half a pair \ud83d, NUL \x00, café, 漢字"
     traj = Trajectory(
