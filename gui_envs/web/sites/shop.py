@@ -49,6 +49,10 @@ SORTS = {
     "name": ("Name A-Z", "name ASC"),
 }
 SHIPPING = {"standard": ("Standard (5 days)", 0), "express": ("Express (1 day)", 1500)}
+#: A search query is cut to this many characters. SQLite refuses a ``LIKE`` pattern over 50,000 bytes ("LIKE or
+#: GLOB pattern too complex": 16,384 emoji made a 500 page); 1,000 characters are at most 4,002 bytes once
+#: escaped, and still longer than any product name or category, so a longer query finds nothing either way.
+MAX_QUERY_CHARS = 1000
 
 router = Router()
 
@@ -134,12 +138,16 @@ def _card(p: sqlite3.Row) -> str:
 
 @router.get("/")
 def catalogue(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
-    q, category, sort = req.arg("q"), req.arg("category"), req.arg("sort") or "name"
+    # SQLite's LIKE stops reading a pattern at a NUL, which would turn "x\0y" into a search for "x": drop them.
+    q = req.arg("q").replace("\0", "")[:MAX_QUERY_CHARS]
+    category, sort = req.arg("category"), req.arg("sort") or "name"
     page = max(1, int(req.arg("page") or 1))
     where, params = ["1=1"], []
     if q:
-        where.append("(name LIKE ? OR category LIKE ?)")
-        params += [f"%{q}%", f"%{q}%"]
+        # The query is text to find, not a pattern: "%" and "_" match themselves.
+        where.append("(name LIKE ? ESCAPE '\\' OR category LIKE ? ESCAPE '\\')")
+        literal = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params += [f"%{literal}%", f"%{literal}%"]
     if category:
         where.append("category = ?")
         params.append(category)
