@@ -1,10 +1,12 @@
 """The sandbox worker: runs accepted label functions, one JSON job a line on stdin, one JSON verdict a line out.
 
 Started by :mod:`gui_envs.verifiers.sandbox` as ``python -I -S _worker.py <memory bytes>`` with an empty
-environment. It loads ``api.py`` beside it by path (the interpreter's module path is not trusted), then, before
+environment. It loads ``api.py`` beside it by path (the interpreter's module path is not trusted; ``api.py``
+loads the answer judge, ``gui_envs/tasks/judging.py``, by path the same way), then, before
 reading any job, limits itself: address space (memory), no file may grow (``RLIMIT_FSIZE = 0``: no file
 writes), no new processes, and no new file descriptors (so no sockets and no ``open``). Only JSON crosses the
-pipe back, never pickle, so a worker that was subverted still cannot run code in the host.
+pipe back, never pickle, so a worker that was subverted still cannot run code in the host. The host may send a
+batch of any size: it reads the verdicts while it writes, so a blocking write of a verdict here always ends.
 """
 
 import importlib.util
