@@ -78,7 +78,8 @@ def main() -> None:
             "env step (same tap)",
         )
     }
-    env = GuiAndroidEnv()
+    # Room for the timed same-tap steps of one episode: a step after the episode is truncated raises.
+    env = GuiAndroidEnv(max_steps=10_000)
     env.reset(seed=0)  # launches Chromium; not timed
     phone: SimulatedPhone = env.backend  # type: ignore[assignment]
     for package in () if args.floor_only else phone.apps:

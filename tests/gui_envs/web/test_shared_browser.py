@@ -44,6 +44,7 @@ def test_guiweb_pair_lives_on_the_shared_browser() -> None:
         _, reward, terminated, _, _ = b.step(b.oracle_action())
         assert terminated and reward == 1.0
 
+        b.reset(options=TASK)  # an episode to crash in: the one above has ended
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(BrowserCrashedError, match="reset"):
             for _ in range(3):  # the disconnect is noticed by the first call after the kill
