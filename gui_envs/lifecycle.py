@@ -64,6 +64,13 @@ class _Life:
     phase: str = "new"
     why: str = ""
 
+    def __getstate__(self) -> dict[str, str]:
+        # A lock cannot be pickled or deep-copied; a copied env (a grid env sent to a worker) gets a lock of its own.
+        return {"phase": self.phase, "why": self.why}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.lock, self.phase, self.why = threading.RLock(), state["phase"], state["why"]
+
 
 def _life(env: Any) -> _Life:
     # dict.setdefault is atomic: two threads racing on a fresh env get the same lock.

@@ -34,6 +34,7 @@ from gui_envs.errors import MAX_ERROR_CHARS, EnvClosedError, ResetNeededError, U
 from gui_envs.lifecycle import ERROR_KEYS
 from gui_envs.privileged import privileged_of
 from tests.gui_envs.crash_strategies import hostile_actions
+from tests.process_helpers import alive
 
 DEPTH = 5_000
 MEGABYTE = 1_000_000
@@ -186,15 +187,25 @@ def _browser_tree(env: gym.Env[Any, Any]) -> frozenset[int]:
     return session.process_tree if session is not None else frozenset()
 
 
-def _alive(pids: frozenset[int]) -> list[int]:
-    out = []
-    for pid in pids:
+def _from_threads(call: Callable[[], Any], n: int = 4) -> list[Any]:
+    """What ``call`` returned or raised in each of ``n`` threads started together."""
+    outcomes: list[Any] = []
+    barrier = threading.Barrier(n)
+
+    def worker() -> None:
+        barrier.wait()
         try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    return out
+            outcomes.append(call())
+        except BaseException as exc:  # noqa: BLE001 - the test inspects whatever came out
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(outcomes) == n, "a thread is still stuck in step()"
+    return outcomes
 
 
 def _check_result(result: Any) -> dict[str, Any]:
@@ -369,24 +380,9 @@ def test_steps_from_four_threads(family_env: tuple[Family, gym.Env[Any, Any], se
     obs, _ = _reset(env, family)
     stop = family.task is not None or "MiniWoB" in family.env_id
     action = Action.stop(answer="no") if stop else _solving_action(env, obs)
-    outcomes: list[Any] = []
-    barrier = threading.Barrier(4)
-
-    def worker() -> None:
-        barrier.wait()
-        try:
-            outcomes.append(env.step(action))
-        except BaseException as exc:  # noqa: BLE001 - the test inspects whatever came out
-            outcomes.append(exc)
-
-    threads = [threading.Thread(target=worker) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    outcomes = _from_threads(lambda: env.step(action))
     results = [o for o in outcomes if isinstance(o, tuple)]
     errors = [o for o in outcomes if not isinstance(o, tuple)]
-    assert len(outcomes) == 4
     assert all(isinstance(e, ResetNeededError) for e in errors), errors
     # The steps run one at a time: none after the one that ended the episode was judged.
     assert sum(bool(r[2] or r[3]) for r in results) <= 1
@@ -402,16 +398,16 @@ def test_the_env_still_works_then_closes_for_good(family_env: tuple[Family, gym.
     assert info["success"] or info.get("step_success"), info
     tree = _browser_tree(env)
     if family.browser:
-        assert _alive(tree), "the env's own Chromium should be running"
+        assert alive(tree), "the env's own Chromium should be running"
     env.close()
     for call in (lambda: env.step(CATALOGUE[4]), lambda: env.reset(), lambda: _reset(env, family, seed=3)):
         with pytest.raises(EnvClosedError, match="close"):
             call()
     env.close()  # closing twice is fine
     deadline = time.monotonic() + 10
-    while (_alive(tree) or _chromium_children() - before) and time.monotonic() < deadline:
+    while (alive(tree) or _chromium_children() - before) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _alive(tree) == [], "a Chromium process of the closed env is still running"
+    assert alive(tree) == [], "a Chromium process of the closed env is still running"
     assert not _chromium_children() - before, "a Chromium was launched after close()"
 
 
@@ -443,21 +439,7 @@ def test_group_env_lifecycle_and_hostile_actions() -> None:
         with pytest.raises(GroupConfigError, match="one action per live agent"):
             group.step("not a dict")
         group.reset(seed=0)
-        outcomes: list[Any] = []
-        barrier = threading.Barrier(4)
-
-        def worker() -> None:
-            barrier.wait()
-            try:
-                outcomes.append(group.step(dict.fromkeys(group.possible_agents, "x")))
-            except BaseException as exc:  # noqa: BLE001
-                outcomes.append(exc)
-
-        threads = [threading.Thread(target=worker) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        outcomes = _from_threads(lambda: group.step(dict.fromkeys(group.possible_agents, "x")))
         assert sum(isinstance(o, tuple) for o in outcomes) == 1
         assert sum(isinstance(o, ResetNeededError) for o in outcomes) == 3
     finally:

@@ -17,17 +17,7 @@ import gui_envs  # noqa: F401
 from gui_envs.actions import Action
 from gui_envs.browser.session import BrowserCrashedError, BrowserSession
 from gui_envs.web.env import GuiWebEnv
-
-
-def _alive(pids: frozenset[int]) -> list[int]:
-    out = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                out.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    return out
+from tests.process_helpers import alive as _alive
 
 
 def test_killed_browser_raises_then_reset_recovers() -> None:
