@@ -3,8 +3,10 @@
 Templates subclass one of the three judges of the task core (:mod:`gui_envs.tasks.base`), each mixed with
 :class:`WebTask`:
 
-* :class:`StateTask`: success is :meth:`~gui_envs.tasks.base.StateTask.done`, a predicate over the site's
-  database and/or the current URL (:attr:`~gui_envs.tasks.base.Task.where`);
+* :class:`StateTask`: success is :meth:`~gui_envs.tasks.base.StateTask.done`: the template's
+  :meth:`StateTask.goal`, a predicate over the site's database and/or the current URL
+  (:attr:`~gui_envs.tasks.base.Task.where`), and no side effect (every table the task did not ask to change is
+  as the setup left it);
 * :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
 * :class:`InfeasibleTask`: each template's :meth:`~gui_envs.tasks.base.InfeasibleTask.looked` reads the pages
   visited (:meth:`WebTask.visited_here`).
