@@ -126,6 +126,12 @@ class VectorWorkers(EnvWorkers):
     """
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
+        if env.metadata.get("autoreset_mode") == gym.vector.AutoresetMode.DISABLED:
+            # The filler steps would reach episodes that have ended, which guigym envs refuse (ResetNeededError).
+            raise ValueError(
+                "VectorWorkers steps finished slots and needs the vector env to reset them: make it with "
+                "autoreset_mode=AutoresetMode.NEXT_STEP (the default) or SAME_STEP, not DISABLED"
+            )
         self.env = env
         self.num_envs = env.num_envs
         spec = getattr(env, "spec", None)

@@ -114,6 +114,29 @@ def test_vector_env_backend() -> None:
     assert all(t.total_reward == len(t.steps) for t in trajs)
 
 
+class Mover:
+    """Always moves right (Maze navigate's action 0)."""
+
+    def act(self, observation: Any) -> AgentOutput:
+        return AgentOutput(action=0)
+
+
+def test_vector_backend_on_guigym_envs_needs_autoreset() -> None:
+    # A guigym env refuses a step after its episode ended; the vector env's autoreset keeps the filler steps of
+    # finished slots off ended episodes (NEXT_STEP resets instead of stepping, SAME_STEP resets right after).
+    def make() -> gym.Env[Any, Any]:
+        return gym.make("Maze-v0", mode="navigate", size=2, max_steps=4)
+
+    for mode in (gym.vector.AutoresetMode.NEXT_STEP, gym.vector.AutoresetMode.SAME_STEP):
+        venv = gym.vector.SyncVectorEnv([make for _ in range(4)], autoreset_mode=mode)
+        for _ in range(2):
+            trajs = collect_episodes(VectorWorkers(venv), Mover(), seeds=range(4), config=RolloutConfig(progress=False))
+            assert 1 <= min(len(t.steps) for t in trajs) and max(len(t.steps) for t in trajs) <= 4
+    disabled = gym.vector.SyncVectorEnv([make], autoreset_mode=gym.vector.AutoresetMode.DISABLED)
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        VectorWorkers(disabled)
+
+
 def test_tiny_model_group_on_sudoku(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     from agents.hf_agent import HFAgent
