@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from trainers.checkpoint import save_checkpoint
+from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.dpo_config import DPOConfig
 from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
 from trainers.policy import apply_lora, completion_logprobs, encode_batch, trainable_state
@@ -197,6 +197,7 @@ def optimise_pairs(
     optimizer, scheduler = adamw_with_warmup(
         model, config.learning_rate, config.weight_decay, config.warmup_ratio, total
     )
+    clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
     bar = None

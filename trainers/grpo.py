@@ -36,6 +36,7 @@ from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
     CheckpointError,
+    clean_checkpoint_dir,
     latest_checkpoint,
     load_checkpoint,
     rng_state,
@@ -268,6 +269,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     gen.model = acc.unwrap_model(model)  # generation runs on the unwrapped module; DDP shares its weights
 
     start = 0
+    if acc.is_main_process:
+        clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size; a fresh run removes it too
     if config.resume:
         path = latest_checkpoint(out_dir)
         ckpt = load_checkpoint(path)

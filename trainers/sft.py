@@ -27,7 +27,7 @@ from agents.lm_agent import resolve_format
 from agents.prompts.formats import GuiR1Format, PromptContext, auto_format
 from gui_envs.actions import Action
 from gui_envs.trajectory import Trajectory, load_trajectories
-from trainers.checkpoint import save_checkpoint
+from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
 from trainers.policy import (
     apply_lora,
@@ -133,6 +133,7 @@ def train_sft(
     optimizer, scheduler = adamw_with_warmup(
         model, config.learning_rate, config.weight_decay, config.warmup_ratio, total
     )
+    clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
     history = []

@@ -56,3 +56,22 @@ def test_no_successful_trajectories_is_a_clear_error(tiny_lm_path: Path, tmp_pat
     with pytest.raises(NoSamplesError, match="0 trajectories"):
         train_sft(SFTConfig(model=str(tiny_lm_path), data=str(tmp_path / "empty"), device="cpu",
                             output_dir=str(tmp_path / "r")))  # fmt: skip
+
+
+def test_a_fresh_run_removes_a_killed_save_s_temporary_folder(tiny_lm_path: Path, tmp_path: Path) -> None:
+    """A killed save leaves a full-size temp folder; the next run cleans it at start, resume or not."""
+    import os
+
+    env = gym.make("ClickGrid-v0")
+    cfg = RolloutConfig(max_steps=1, record_screenshots=True, progress=False, save_dir=tmp_path / "demos")
+    for seed in (0, 1):
+        collect_episodes([env], OracleAgent(env), [seed], cfg)
+    run = tmp_path / "run"
+    stale = run / ".tmp-checkpoint-000003-999999"  # a dead writer's folder in the old naming: cleaned by age
+    stale.mkdir(parents=True)
+    (stale / "model.pt").write_bytes(b"half a checkpoint")
+    os.utime(stale, (0, 0))
+    config = SFTConfig(model=str(tiny_lm_path), data=str(tmp_path / "demos"), output_format="cell", epochs=1,
+                       batch_size=2, device="cpu", output_dir=str(run))  # fmt: skip
+    train_sft(config)
+    assert not list(run.glob(".tmp-checkpoint-*"))
