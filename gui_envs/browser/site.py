@@ -42,6 +42,31 @@ def html_escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+#: A search query is cut to this many characters. SQLite refuses a ``LIKE`` pattern over 50,000 bytes ("LIKE or
+#: GLOB pattern too complex": 16,384 emoji typed into the shop's search made a 500 page); 1,000 characters are at
+#: most 4,002 bytes once escaped, and longer than any name in the bundled sites and apps, so a longer query finds
+#: nothing either way.
+MAX_QUERY_CHARS = 1000
+#: The SQL of a literal "contains" test: ``column`` + this, with :func:`like_contains` as the parameter.
+LIKE_LITERAL = "LIKE ? ESCAPE '\\'"
+
+
+def search_query(raw: str) -> str:
+    """What a search box's text searches for: NULs dropped (SQLite's ``LIKE`` stops reading a pattern at a NUL,
+    so ``"x\\0y"`` would search for ``"x"``) and cut to :data:`MAX_QUERY_CHARS`."""
+    return raw.replace("\0", "")[:MAX_QUERY_CHARS]
+
+
+def like_contains(query: str) -> str:
+    """The :data:`LIKE_LITERAL` pattern of fields that contain ``query`` as text: ``%`` and ``_`` match themselves.
+
+    >>> like_contains("50%_off")
+    '%50\\\\%\\\\_off%'
+    """
+    literal = search_query(query).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{literal}%"
+
+
 @dataclass
 class Request:
     """One HTTP request as the site sees it.

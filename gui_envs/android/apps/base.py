@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from gui_envs.browser.site import Response, Site, html_escape
+from gui_envs.browser.site import LIKE_LITERAL, Response, Site, html_escape, like_contains
 
 #: The system UI's package (status bar) and the soft keyboard's, as on a Pixel.
 SYSTEMUI_PACKAGE = "com.android.systemui"
@@ -268,8 +268,8 @@ def matching_rows(db: sqlite3.Connection, sql: str, query: str) -> list[Any]:
     """
     if not query:
         return []
-    like = f"%{query}%"
-    return list(db.execute(sql, (like,) * sql.count("LIKE ?")))
+    # The query is text, not a pattern (``%`` and ``_`` match themselves), and cut to a length SQLite accepts.
+    return list(db.execute(sql.replace("LIKE ?", LIKE_LITERAL), (like_contains(query),) * sql.count("LIKE ?")))
 
 
 #: Every app's database has this table, so infeasible tasks can check that the agent looked.

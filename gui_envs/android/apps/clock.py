@@ -21,7 +21,7 @@ from gui_envs.android.apps.base import (
     tabs,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import Request, Response, Router, html_escape, search_query
 
 ALARM_LABELS = ("Wake up", "Gym", "Meeting", "Medication", "School run", "Yoga", "Standup", "Walk the dog")
 CITIES = (
@@ -205,7 +205,7 @@ def _world(site: Clock, db: sqlite3.Connection, req: Request) -> Response:
 
 @Clock.router.get("/cities")
 def _cities(site: Clock, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     rows = list(db.execute("SELECT id, name, offset FROM cities WHERE added = 0 ORDER BY name"))
     if query:
         rows = [r for r in rows if query.lower() in r[1].lower()]

@@ -20,7 +20,7 @@ from gui_envs.android.apps.base import (
     submit,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import Request, Response, Router, html_escape, search_query
 
 FIRST_NAMES = (
     "Ava",
@@ -137,7 +137,7 @@ def _people(site: Contacts, db: sqlite3.Connection, req: Request) -> Response:
 
 @Contacts.router.get("/search")
 def _search(site: Contacts, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     rows = matching_rows(
         db, _SELECT + " WHERE first || ' ' || last LIKE ? OR phone LIKE ? ORDER BY first, last", query
     )

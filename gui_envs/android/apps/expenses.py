@@ -22,7 +22,15 @@ from gui_envs.android.apps.base import (
     submit,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import (
+    LIKE_LITERAL,
+    Request,
+    Response,
+    Router,
+    html_escape,
+    like_contains,
+    search_query,
+)
 
 ACCOUNTS = ("Personal", "Pro Expense", "Household", "Travel")
 CATEGORIES = ("Food", "Transport", "Office", "Utilities", "Other")
@@ -122,12 +130,12 @@ def _accounts(site: Expenses, db: sqlite3.Connection, req: Request) -> Response:
 
 @Expenses.router.get("/search")
 def _search(site: Expenses, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
-    like = f"%{query}%"
+    query = search_query(req.arg("q"))
+    like = like_contains(query)
     count = (
-        db.execute("SELECT COUNT(*) FROM expenses WHERE name LIKE ?", (like,)).fetchone()[0] if query else 0
+        db.execute(f"SELECT COUNT(*) FROM expenses WHERE name {LIKE_LITERAL}", (like,)).fetchone()[0] if query else 0
     )
-    rows = _rows(db, "name LIKE ?", (like,)) if query else ""
+    rows = _rows(db, f"name {LIKE_LITERAL}", (like,)) if query else ""
     return site.search_screen(db, query, count, rows, "Search", "Search expenses", "No expenses match")
 
 

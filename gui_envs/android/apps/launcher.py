@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, text_field
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import Request, Response, Router, html_escape, search_query
 
 SEARCH_HINT = "Search apps, web and more"
 
@@ -73,7 +73,7 @@ def _home(site: Launcher, db: sqlite3.Connection, req: Request) -> Response:
 
 @Launcher.router.get("/search")
 def _search(site: Launcher, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     results = site.matches(query)
     site.log_search(db, query, len(results))
     return site.home(query, results)

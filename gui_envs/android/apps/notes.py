@@ -21,7 +21,7 @@ from gui_envs.android.apps.base import (
     tabs,
     text_field,
 )
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import Request, Response, Router, html_escape, search_query
 
 NOTE_POOL: tuple[tuple[str, str], ...] = (
     ("Shopping list", "Milk, eggs, bread and apples"),
@@ -108,7 +108,7 @@ def _notes(site: Notes, db: sqlite3.Connection, req: Request) -> Response:
 
 @Notes.router.get("/search")
 def _search(site: Notes, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     rows = matching_rows(
         db, "SELECT id, title, body FROM notes WHERE title LIKE ? OR body LIKE ? ORDER BY id", query
     )

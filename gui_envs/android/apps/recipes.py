@@ -10,7 +10,15 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, submit, tabs
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import (
+    LIKE_LITERAL,
+    Request,
+    Response,
+    Router,
+    html_escape,
+    like_contains,
+    search_query,
+)
 
 #: The pool recipes are drawn from: (name, cuisine).
 RECIPE_POOL: tuple[tuple[str, str], ...] = (
@@ -115,9 +123,9 @@ def _favourites(site: Recipes, db: sqlite3.Connection, req: Request) -> Response
 
 @Recipes.router.get("/search")
 def _search(site: Recipes, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     rows = list(
-        db.execute(_LIST_SQL + " WHERE name LIKE ? OR cuisine LIKE ? ORDER BY name", (f"%{query}%",) * 2)
+        db.execute(_LIST_SQL + f" WHERE name {LIKE_LITERAL} OR cuisine {LIKE_LITERAL} ORDER BY name", (like_contains(query),) * 2)
     )
     rows = rows if query else []
     site.log_search(db, query, len(rows))

@@ -12,7 +12,7 @@ import sqlite3
 import numpy as np
 
 from gui_envs.android.apps.base import SEARCHES_SCHEMA, PhoneApp, row_link, search_form, switch
-from gui_envs.browser.site import Request, Response, Router, html_escape
+from gui_envs.browser.site import Request, Response, Router, html_escape, search_query
 
 #: Searchable entries: (title, summary, page).
 ENTRIES: tuple[tuple[str, str, str], ...] = (
@@ -99,7 +99,7 @@ def _home(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
 
 @Settings.router.get("/search")
 def _search(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
-    query = req.arg("q")
+    query = search_query(req.arg("q"))
     hits = [x for x in ENTRIES if query and query.lower() in x[0].lower()]
     rows = "".join(row_link(page, title, summary, rid="search_result") for title, summary, page in hits)
     return site.search_screen(

@@ -9,7 +9,16 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.browser.site import Request, Response, Router, html_escape, row_by_id
+from gui_envs.browser.site import (
+    LIKE_LITERAL,
+    Request,
+    Response,
+    Router,
+    html_escape,
+    like_contains,
+    row_by_id,
+    search_query,
+)
 from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -90,7 +99,7 @@ def _line(l: sqlite3.Row) -> str:  # noqa: E741
 @router.get("/")
 def listings(site: ClassifiedsSite, db: sqlite3.Connection, req: Request) -> Response:
     q, category, location, sort = (
-        req.arg("q"),
+        search_query(req.arg("q")),
         req.arg("category"),
         req.arg("location"),
         req.arg("sort") or "new",
@@ -101,8 +110,8 @@ def listings(site: ClassifiedsSite, db: sqlite3.Connection, req: Request) -> Res
             where.append(f"{column} = ?")
             params.append(value)
     if q:
-        where.append("(title LIKE ? OR description LIKE ?)")
-        params += [f"%{q}%", f"%{q}%"]
+        where.append(f"(title {LIKE_LITERAL} OR description {LIKE_LITERAL})")
+        params += [like_contains(q)] * 2
     order = SORTS.get(sort, SORTS["new"])[1]
     rows = db.execute(
         f"SELECT * FROM listings WHERE {' AND '.join(where)} ORDER BY {order}", params

@@ -9,7 +9,16 @@ import urllib.parse
 
 import numpy as np
 
-from gui_envs.browser.site import Request, Response, Router, html_escape, row_by_id
+from gui_envs.browser.site import (
+    LIKE_LITERAL,
+    Request,
+    Response,
+    Router,
+    html_escape,
+    like_contains,
+    row_by_id,
+    search_query,
+)
 from gui_envs.web.sites.base import WebSite, button, form, hidden, svg_swatch, table, text_input
 
 PER_PAGE = 12
@@ -49,10 +58,6 @@ SORTS = {
     "name": ("Name A-Z", "name ASC"),
 }
 SHIPPING = {"standard": ("Standard (5 days)", 0), "express": ("Express (1 day)", 1500)}
-#: A search query is cut to this many characters. SQLite refuses a ``LIKE`` pattern over 50,000 bytes ("LIKE or
-#: GLOB pattern too complex": 16,384 emoji made a 500 page); 1,000 characters are at most 4,002 bytes once
-#: escaped, and still longer than any product name or category, so a longer query finds nothing either way.
-MAX_QUERY_CHARS = 1000
 
 router = Router()
 
@@ -138,16 +143,13 @@ def _card(p: sqlite3.Row) -> str:
 
 @router.get("/")
 def catalogue(site: ShopSite, db: sqlite3.Connection, req: Request) -> Response:
-    # SQLite's LIKE stops reading a pattern at a NUL, which would turn "x\0y" into a search for "x": drop them.
-    q = req.arg("q").replace("\0", "")[:MAX_QUERY_CHARS]
+    q = search_query(req.arg("q"))
     category, sort = req.arg("category"), req.arg("sort") or "name"
     page = max(1, int(req.arg("page") or 1))
     where, params = ["1=1"], []
     if q:
-        # The query is text to find, not a pattern: "%" and "_" match themselves.
-        where.append("(name LIKE ? ESCAPE '\\' OR category LIKE ? ESCAPE '\\')")
-        literal = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        params += [f"%{literal}%", f"%{literal}%"]
+        where.append(f"(name {LIKE_LITERAL} OR category {LIKE_LITERAL})")
+        params += [like_contains(q)] * 2
     if category:
         where.append("category = ?")
         params.append(category)

@@ -7,8 +7,8 @@ import urllib.parse
 
 import pytest
 
-from gui_envs.browser.site import Request, SiteState
-from gui_envs.web.sites.shop import MAX_QUERY_CHARS
+from gui_envs.android.apps import default_apps
+from gui_envs.browser.site import MAX_QUERY_CHARS, Request, SiteState
 from gui_envs.web.tasks import SITES
 
 
@@ -55,3 +55,21 @@ def test_a_long_query_is_cut_where_it_cannot_change_the_results(shop: SiteState)
     status, body, count = search(shop, name + " " + "x" * 50_000)
     assert (status, count) == (200, 0)
     assert len(body) < 100_000  # the echoed query and every link hold the cut query, not 50 kB each
+
+
+def _searches() -> list[tuple[object, str]]:
+    """Every search box of the bundled sites and apps: (site, the path its form sends ``q`` to)."""
+    apps = {app.package.rsplit(".", 1)[-1]: app for app in default_apps()}
+    boxes: list[tuple[object, str]] = [(SITES["shop"], "/"), (SITES["classifieds"], "/"), (apps["clock"], "/cities")]
+    boxes += [(app, "/search") for name, app in sorted(apps.items()) if name != "clock"]
+    return boxes
+
+
+@pytest.mark.parametrize(("site", "path"), _searches(), ids=lambda v: getattr(v, "name", None) or str(v))
+def test_every_search_box_survives_any_query(site: object, path: str) -> None:
+    """The same rule in every site and app (one helper, :func:`gui_envs.browser.site.like_contains`)."""
+    state = SiteState(site)  # type: ignore[arg-type]
+    state.restore(0)
+    for q in ["\U0001f600" * 16_384, "%" * 30_000, "_\\%" * 10_000, "\x00" * 100]:
+        response = state.handle(Request.from_url("GET", path + "?" + urllib.parse.urlencode({"q": q})))
+        assert (response.status, response.error) == (200, None), (path, q[:10], response.error)
