@@ -222,3 +222,9 @@ def test_opening_another_post_first_fails_in_chromium(web_env: GuiWebEnv) -> Non
     web_env.reset(options={"task": "forum.open_post", "seed": 2})
     _, reward, terminated, _, info = web_env.step(Action.navigate("url", url=f"{home}/post/{target}"))
     assert terminated and reward == 1.0 and info["success"]
+
+
+def test_upvote_all_by_user_on_a_seed_without_a_short_author(web_env: GuiWebEnv) -> None:
+    # Regression: seed 45 has no author with 2-4 posts, and reset raised LookupError.
+    total, info = run_oracle(web_env, "forum.upvote_all_by_user", seed=45)
+    assert info["success"] and total == pytest.approx(1.0)
