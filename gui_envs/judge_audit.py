@@ -229,7 +229,22 @@ def side_effect_sweep(family: str, task: Any) -> SweepResult:
     return sweep(task, state, start, shown)
 
 
-def binomial_slack(p: float, n: int) -> float:
-    """Two standard errors of a success rate ``p`` measured over ``n`` episodes: how far a fair blind policy's
-    measured rate may lie above its chance by sampling noise alone."""
-    return 2.0 * float(np.sqrt(max(p * (1.0 - p), 0.0) / max(n, 1)))
+def binomial_slack(p: float, n: int, sigmas: float = 3.0) -> float:
+    """``sigmas`` standard errors of a success rate ``p`` measured over ``n`` episodes: how far a fair blind
+    policy's measured rate may lie above its chance by sampling noise alone. Three by default, since an audit
+    tests about a hundred templates at once (two would flag a fair one in forty)."""
+    return sigmas * float(np.sqrt(max(p * (1.0 - p), 0.0) / max(n, 1)))
+
+
+def held_out_constant(family: str, name: str, fit_seeds: range | list[int], seeds: range | list[int]) -> tuple[str, float]:
+    """The best constant answer chosen on ``fit_seeds`` (:func:`best_constant`), and the share of ``seeds`` it
+    passes: what a policy that memorised the most common answer earns on episodes it was not fitted on.
+
+    Choosing the constant on the seeds it is scored on would overstate it: the most common of k equally likely
+    answers passes more than ``1 / k`` of a finite sample by chance alone. Scored on other seeds, a fair
+    generator gives it ``chance`` in expectation, and a skewed one more.
+    """
+    answer, _ = best_constant(family, name, fit_seeds)
+    seeds = list(seeds)
+    wins = sum(judge(build_task(family, name, s), Action.stop(answer=answer)) >= 1.0 for s in seeds)
+    return answer, wins / len(seeds)
