@@ -310,6 +310,21 @@ def placed_order(task: StateTask) -> tuple[Any, list[tuple[Any, ...]]] | None:
     return order, sorted((i[1], i[2]) for i in items)
 
 
+def placed_as_asked(task: StateTask, lines: list[tuple[Any, int]], who: str, address: str, shipping: str) -> bool:
+    """Exactly one order was placed (:func:`placed_order`), with exactly ``lines`` ``(product_id, qty)``, for
+    ``who`` at ``address`` (case-insensitive) with ``shipping``."""
+    placed = placed_order(task)
+    if placed is None:
+        return False
+    order, items = placed
+    return (
+        items == sorted(lines)
+        and order["name"].lower() == who.lower()
+        and order["address"].lower() == address.lower()
+        and order["shipping"] == shipping
+    )
+
+
 def checkout_steps(name: str, address: str, shipping: str) -> list[PlanStep]:
     return [
         click("Cart", tag="a"),
@@ -336,16 +351,7 @@ class Checkout(ShopTask, StateTask):
         )
 
     def goal(self) -> bool:
-        placed = placed_order(self)
-        if placed is None:
-            return False
-        order, items = placed
-        return (
-            items == [(self.p["id"], self.qty)]
-            and order["name"].lower() == self.who.lower()
-            and order["address"].lower() == self.address.lower()
-            and order["shipping"] == self.shipping
-        )
+        return placed_as_asked(self, [(self.p["id"], self.qty)], self.who, self.address, self.shipping)
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
@@ -371,16 +377,7 @@ class BuyTwo(ShopTask, StateTask):
         )
 
     def goal(self) -> bool:
-        placed = placed_order(self)
-        if placed is None:
-            return False
-        order, items = placed
-        return (
-            items == sorted([(self.a["id"], 1), (self.b["id"], 1)])
-            and order["shipping"] == "express"
-            and order["address"].lower() == self.address.lower()
-            and order["name"].lower() == self.who.lower()
-        )
+        return placed_as_asked(self, [(self.a["id"], 1), (self.b["id"], 1)], self.who, self.address, "express")
 
     def oracle_plan(self) -> list[PlanStep]:
         return [
