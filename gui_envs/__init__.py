@@ -26,6 +26,11 @@ register_env(
     "gui_envs.grid.click_grid:ClickGridEnv",
     "One-step grounding on a 3x3 grid of lettered cells drawn in numpy ('click cell c'); 9 answers, no browser.",
 )
+register_env(
+    "ClickBox-v0",
+    "gui_envs.grid.click_box:ClickBoxEnv",
+    "One-step grounding among labelled boxes whose labels, positions and sizes are drawn per seed; continuous clicks.",
+)
 
 # ----- web (Playwright + Chromium; `pip install guigym[web]`) ------------------------------------------------
 register_env(

@@ -119,12 +119,16 @@ def completion_logprobs(
 
 def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
-    from ``kwargs``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
+    from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
     if name == "cell":
         from agents.prompts.cell import CellFormat
 
         kwargs = kwargs or {}
         return CellFormat(int(kwargs.get("rows", 3)), int(kwargs.get("cols", 3)))
+    if name == "box":
+        from agents.prompts.box import BoxFormat
+
+        return BoxFormat()
     return name
 
 

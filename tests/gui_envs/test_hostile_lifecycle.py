@@ -135,6 +135,7 @@ FAMILIES = [
     Family("Sudoku-v0", one_step=True),
     Family("Arc-v0", one_step=True),
     Family("ClickGrid-v0", one_step=True),
+    Family("ClickBox-v0", one_step=True),
     Family("GuiOffline-v0", one_step=True),  # ScreenSpot: one recorded step per episode
     Family("GuiOffline-v0", {"dataset": "androidcontrol"}),
     Family("GuiWeb-Shop-v0", task="shop.open_wishlist", browser=True),

@@ -1,0 +1,111 @@
+"""Answer-grid clicks for ``ClickBox-v0``: the model names one cell of a coarse grid over the screenshot.
+
+A tiny model from random initialisation cannot write pixel coordinates, but it can learn to name one of
+``grid * grid`` cells by a letter, and the click is then that cell's centre in pixels: a continuous point that
+may land just outside the target (a near miss SSL and SCA grade), not an element id that is either right or
+wrong. The prompt lists every box by its label and the cell its box is centred on, a text rendering of
+``elements`` (bboxes quantised to the answer grid), so the skill is to find the named label among the boxes and
+copy its cell: a referring expression grounded on a layout that changes with every seed.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from agents.prompts.formats import Conversation, PromptContext
+from agents.prompts.observation import element_list
+from gui_envs.actions import Action, ParseError
+
+#: Cell names in reading order (left to right, top to bottom).
+CELL_NAMES = string.ascii_lowercase
+
+
+@dataclass
+class BoxFormat:
+    """List the boxes as ``label:cell``; read the first cell letter of the answer as a click at that cell's centre.
+
+    The screenshot (``H x W`` pixels) is split into ``grid x grid`` cells named ``a, b, ...`` in reading order;
+    cell ``(r, c)`` has its centre at ``(c * W / grid + (W / grid - 1) / 2, r * H / grid + (H / grid - 1) / 2)``.
+    A box is listed under the cell whose centre is nearest its bbox centre. An answer without a cell letter does
+    not parse (``ParseError`` code ``no_cell``).
+
+    Attributes:
+        grid: cells per side of the answer grid (2-5, so that every cell has one lowercase letter).
+        name: format name in logs.
+    """
+
+    grid: int = 5
+    name: str = "box"
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.grid <= 5:
+            raise ValueError(f"grid must be 2-5 (one letter a-y per cell), got {self.grid}")
+
+    def messages(self, ctx: PromptContext) -> Conversation:
+        shot = _screen_size(ctx.observation)
+        boxes = element_list(ctx.observation.get("elements") if isinstance(ctx.observation, dict) else None)
+        # No spaces in the listing: the tiny tokenizer merges " A" into one token but not ",A", and a label must
+        # read as the same token here and in the instruction for the model to match them.
+        listing = ",".join(f"{b.get('text', '?')}:{self._cell_of(b.get('bbox'), shot)}" for b in boxes)
+        text = f"{listing}\n{ctx.instruction}. Cell:"
+        if ctx.with_image:
+            return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
+        return [{"role": "user", "content": text}]
+
+    def parse(self, text: str, observation: Any) -> tuple[Action | None, ParseError | None]:
+        """The click at the named cell's centre (pixels), or the parse error. Never raises.
+
+        >>> import numpy as np
+        >>> BoxFormat().parse("G!", {"screenshot": np.zeros((100, 100, 3), np.uint8)})[0].point
+        (29.5, 29.5)
+        """
+        names = CELL_NAMES[: self.grid * self.grid]
+        k = next((names.index(ch) for ch in str(text).lower() if ch in names), None)
+        if k is None:
+            return None, ParseError("no_cell", f"no cell letter {names[0]}-{names[-1]} in the answer")
+        size = _screen_size(observation)
+        if size is None:
+            return None, ParseError("no_screen", "the observation has no screenshot to place the cell on")
+        return Action.click(*self._centre(k, size)), None
+
+    def answer_text(self, action: Action, observation: Any) -> str:
+        """The cell letter whose centre is nearest the click (for SFT targets).
+
+        >>> import numpy as np
+        >>> BoxFormat().answer_text(Action.click(50, 10), {"screenshot": np.zeros((100, 100, 3), np.uint8)})
+        'c'
+        """
+        size = _screen_size(observation)
+        if action.point is None or size is None:
+            raise ValueError(
+                "BoxFormat.answer_text needs a click with a point and the observation's screenshot"
+            )
+        x, y = action.point
+        return self._cell_of([x, y, x, y], size)
+
+    def describe(self, action: Any) -> str:
+        return action.to_json() if isinstance(action, Action) else "invalid action"
+
+    def _centre(self, k: int, size: tuple[int, int]) -> tuple[float, float]:
+        w, h = size
+        r, c = divmod(k, self.grid)
+        cw, ch = w / self.grid, h / self.grid
+        return c * cw + (cw - 1) / 2, r * ch + (ch - 1) / 2
+
+    def _cell_of(self, bbox: Any, size: tuple[int, int] | None) -> str:
+        if size is None or bbox is None or len(bbox) != 4:
+            return "?"
+        w, h = size
+        cx, cy = (float(bbox[0]) + float(bbox[2])) / 2, (float(bbox[1]) + float(bbox[3])) / 2
+        cw, ch = w / self.grid, h / self.grid
+        c = min(self.grid - 1, max(0, round((cx - (cw - 1) / 2) / cw)))
+        r = min(self.grid - 1, max(0, round((cy - (ch - 1) / 2) / ch)))
+        return CELL_NAMES[r * self.grid + c]
+
+
+def _screen_size(observation: Any) -> tuple[int, int] | None:
+    """``(W, H)`` of the observation's screenshot, or ``None``."""
+    shot = observation.get("screenshot") if isinstance(observation, dict) else None
+    return (int(shot.shape[1]), int(shot.shape[0])) if shot is not None else None

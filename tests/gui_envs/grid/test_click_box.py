@@ -1,0 +1,124 @@
+"""ClickBox-v0: layouts drawn per seed, the oracle hits, nothing but the instruction names the target, near misses
+are graded by the reward wrappers, and a random click scores low."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import gui_envs  # noqa: F401
+from agents.prompts.box import CELL_NAMES, BoxFormat
+from agents.prompts.formats import PromptContext
+from gui_envs.actions import Action
+from gui_envs.wrappers import with_reward
+
+
+def _boxes(obs: dict) -> list[dict]:
+    return json.loads(obs["elements"])
+
+
+def test_layout_changes_with_the_seed_and_repeats_under_it() -> None:
+    env = gym.make("ClickBox-v0")
+    layouts = {json.dumps(_boxes(env.reset(seed=s)[0])) for s in range(50)}
+    assert len(layouts) == 50  # no two of 50 seeds draw the same layout
+    a, _ = env.reset(seed=9)
+    b, _ = env.reset(seed=9)
+    assert a["elements"] == b["elements"] and a["instruction"] == b["instruction"]
+    np.testing.assert_array_equal(a["screenshot"], b["screenshot"])
+
+
+def test_boxes_are_apart_and_inside_the_canvas_and_the_oracle_hits() -> None:
+    env = gym.make("ClickBox-v0", n_boxes=6, canvas_px=140)
+    for seed in range(100):
+        obs, _ = env.reset(seed=seed)
+        boxes = [b["bbox"] for b in _boxes(obs)]
+        assert len({b["text"] for b in _boxes(obs)}) == 6
+        for i, (x0, y0, x1, y1) in enumerate(boxes):
+            assert 0 <= x0 and x1 < 140 and 0 <= y0 and y1 < 140 and 22 <= x1 - x0 + 1 <= 34
+            for u0, v0, u1, v1 in boxes[i + 1 :]:
+                assert x1 < u0 or u1 < x0 or y1 < v0 or v1 < y0
+        assert env.step(env.unwrapped.oracle_action())[1] == 1.0
+
+
+def test_only_the_instruction_names_the_target() -> None:
+    # Policies that ignore the instruction (first listed box, largest box) hit about 1 in n_boxes; the reset info
+    # holds nothing but the task name.
+    env = gym.make("ClickBox-v0")
+    first = largest = 0
+    n = 400
+    for seed in range(n):
+        obs, info = env.reset(seed=seed)
+        assert info == {"task": "click_box"}
+        boxes = _boxes(obs)
+        assert all(set(b) == {"id", "role", "text", "color", "bbox", "clickable"} for b in boxes)
+        area = [(b["bbox"][2] - b["bbox"][0]) * (b["bbox"][3] - b["bbox"][1]) for b in boxes]
+        picks = [boxes[0], boxes[int(np.argmax(area))]]
+        hits = []
+        for pick in picks:
+            x0, y0, x1, y1 = pick["bbox"]
+            env.reset(seed=seed)
+            hits.append(env.step(Action.click((x0 + x1) / 2, (y0 + y1) / 2))[1])
+        first += hits[0]
+        largest += hits[1]
+    assert 0.17 < first / n < 0.33 and 0.17 < largest / n < 0.33, (first / n, largest / n)
+
+
+def test_a_crowded_canvas_is_refused_with_a_fix() -> None:
+    with pytest.raises(ValueError, match="raise canvas_px"):
+        gym.make("ClickBox-v0", n_boxes=6)
+
+
+def test_a_random_click_scores_low() -> None:
+    env = gym.make("ClickBox-v0")
+    rng = np.random.default_rng(0)
+    hits = 0
+    for seed in range(2000):
+        env.reset(seed=seed)
+        hits += env.step(list(rng.uniform(0, 100, size=2)))[1]
+    rate = hits / 2000
+    print(f"random click success: {rate:.3f}")
+    assert 0.03 < rate < 0.1
+
+
+def _reward_at(env: gym.Env, seed: int, point: tuple[float, float]) -> float:
+    env.reset(seed=seed)
+    return float(env.step(Action.click(*point))[1])
+
+
+def test_the_reward_wrappers_grade_distance_from_the_privileged_box() -> None:
+    # ssl pays a hit near the centre more than one at the edge; continuous pays a near miss more than a far one.
+    ssl, cont = (
+        with_reward(gym.make("ClickBox-v0"), "ssl"),
+        with_reward(gym.make("ClickBox-v0"), "continuous"),
+    )
+    ssl.reset(seed=4)
+    x0, y0, x1, y1 = ssl.unwrapped.target_box()
+    centre, edge, near = ((x0 + x1) / 2, (y0 + y1) / 2), (x1, (y0 + y1) / 2), (x1 + 4, (y0 + y1) / 2)
+    far = (0.0 if x0 > 50 else 99.0, 99.0 if y0 < 50 else 0.0)
+    assert _reward_at(ssl, 4, centre) > _reward_at(ssl, 4, edge) >= 1.0 > _reward_at(ssl, 4, near)
+    assert _reward_at(cont, 4, centre) > _reward_at(cont, 4, near) > _reward_at(cont, 4, far)
+
+
+def test_the_box_format_lists_every_box_and_its_cell_holds_the_target() -> None:
+    env = gym.make("ClickBox-v0")
+    fmt = BoxFormat()
+    for seed in range(300):
+        obs, _ = env.reset(seed=seed)
+        text = fmt.messages(PromptContext(obs, obs["instruction"]))[0]["content"]
+        listing = dict(item.split(":") for item in text.splitlines()[0].split(","))
+        assert set(listing) == {b["text"] for b in _boxes(obs)}
+        label = obs["instruction"].split('"')[1]
+        action, error = fmt.parse(listing[label], obs)
+        assert error is None and env.step(action)[1] == 1.0
+        assert fmt.answer_text(action, obs) == listing[label]
+
+
+@pytest.mark.parametrize("text", ["", "123 !?", "ZZZ"])
+def test_the_box_format_refuses_answers_without_a_cell(text: str) -> None:
+    obs, _ = gym.make("ClickBox-v0").reset(seed=0)
+    action, error = BoxFormat().parse(text, obs)
+    assert action is None and error is not None and error.code == "no_cell"
+    assert CELL_NAMES[:25].find("z") == -1  # 'z' is no cell of the 5 x 5 grid
