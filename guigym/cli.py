@@ -282,10 +282,19 @@ def train_grpo(
     from trainers.grpo_config import GRPOConfig
 
     cfg = _load_train_config(GRPOConfig, config, overrides, resume)
-    history = train(cfg)["history"]
+    result = train(cfg)
+    history = result["history"]
     if history:
         last = history[-1]
         console.print(f"step {last['step']}: reward {last['reward_mean']:.3f}, success {last['success_rate']:.3f}")
+    if result["eval"]:
+        first, final = result["eval"][0], result["eval"][-1]
+        sampled = final.get("eval_sampled_success")
+        console.print(
+            f"held-out ({len(cfg.eval_seed_list)} seeds) after step {final['step']}: greedy success "
+            f"{final['eval_greedy_success']:.3f} (step {first['step']}: {first['eval_greedy_success']:.3f})"
+            + (f", sampled {sampled:.3f}" if sampled is not None else "")
+        )
     console.print(f"logs, curve and model in {cfg.output_dir}")
 
 

@@ -44,6 +44,7 @@ from trainers.checkpoint import (
     set_rng_state,
 )
 from trainers.grpo_config import GRPOConfig
+from trainers.heldout import EVAL_KEYS, evaluate
 from trainers.optim import adamw_with_warmup
 from trainers.policy import (
     apply_lora,
@@ -237,7 +238,10 @@ def seed_everything(seed: int) -> None:
 
 
 def train(config: GRPOConfig) -> dict[str, Any]:
-    """Run GRPO as configured; returns ``{"history": [per-step records], "model": the trained model}``."""
+    """Run GRPO as configured; returns ``{"history": [per-step records], "eval": [held-out records], "model": the
+    trained model}``. With ``eval_seeds`` the held-out records (``step``, ``eval_greedy_success``,
+    ``eval_sampled_success``) come before the first step, every ``eval_every`` steps and after the last; those
+    after a step are also merged into its history record and log line."""
     from accelerate.utils import gather_object
 
     acc = _accelerator(config)
@@ -300,6 +304,28 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
         bar = tqdm(total=config.num_steps, initial=start, desc="grpo", unit="step")
     history: list[dict[str, Any]] = []
+    eval_seeds = config.eval_seed_list
+    evals: list[dict[str, Any]] = []
+
+    def held_out(done: int) -> dict[str, Any]:
+        """Greedy and sampled success on this rank's share of the held-out seeds, summed over ranks."""
+        gen.model.eval()
+        counts = evaluate(workers, agent, eval_seeds[rank::world], config.eval_samples, rollout_cfg)
+        shares = gather_object([counts]) if world > 1 else [counts]
+        row: dict[str, Any] = {"step": done}
+        for key in EVAL_KEYS:
+            hits = sum(c[key][0] for c in shares if key in c)
+            total = sum(c[key][1] for c in shares if key in c)
+            if total:
+                row[key] = hits / total
+        evals.append(row)
+        return row
+
+    if eval_seeds and start == 0:
+        # The step-0 point is the untrained policy: the baseline that "learned" is measured against.
+        row = held_out(0)
+        if log is not None:
+            log.write(row)
 
     for step in range(start, config.num_steps):
         # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
@@ -346,6 +372,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "cpu_time_step": c3 - c0,
             "lr": scheduler.get_last_lr()[0],
         }
+        done = step + 1
+        if eval_seeds and ((config.eval_every and done % config.eval_every == 0) or done == config.num_steps):
+            record.update({k: v for k, v in held_out(done).items() if k != "step"})
         history.append(record)
         if log is not None:
             log.write(record)
@@ -371,8 +400,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         gen.model.save_pretrained(out_dir / "final")
         gen.tokenizer.save_pretrained(out_dir / "final")
         if config.plot and log is not None:
-            plot_curve(log.path, out_dir / "learning_curve.png")
-    return {"history": history, "model": gen.model}
+            keys = ("reward_mean", ("success_rate", *EVAL_KEYS) if eval_seeds else "success_rate")
+            plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)
+    return {"history": history, "eval": evals, "model": gen.model}
 
 
 def refuse_sharded_strategies(distributed_type: Any) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from trainers.advantages import get_estimator
 from trainers.config_io import ConfigError, load_config
+from trainers.heldout import check_disjoint, resolve_seeds
 from trainers.reward_fns import check_reward_name
 
 #: Loss aggregation modes (see :func:`trainers.grpo.grpo_loss`).
@@ -40,7 +41,7 @@ class GRPOConfig:
     rewards from ``t`` to the end. Needs an estimator that normalises rewards alone (``grpo``, ``dr_grpo``,
     ``none``). Single-step episodes get the same advantages either way."""
     output_format: str = "auto"
-    """Prompt/answer format: ``auto``, ``gui_r1``, ``text`` or ``cell`` (cell numbers, for ClickGrid)."""
+    """Prompt/answer format: ``auto``, ``gui_r1``, ``text``, ``cell`` (cell letters, for ClickGrid) or ``box`` (answer-grid cell letters, for ClickBox)."""
     group_size: int = 8
     """Rollouts per group ``N`` (same task, same seed)."""
     groups_per_step: int = 4
@@ -51,6 +52,18 @@ class GRPOConfig:
     """First env reset seed of the training stream; step ``s`` uses the next ``groups_per_step`` seeds."""
     num_train_seeds: int = 1_000_000
     """Size of the seed stream; seeds wrap around after it (a small value repeats tasks)."""
+    eval_seeds: list[int] | dict[str, int] | None = None
+    """Held-out evaluation split: env reset seeds never trained on, as a list or ``{start: s, count: n}`` (seeds
+    ``s .. s+n-1``); ``None`` (default) evaluates nothing and leaves the training path as it was. On an env that
+    draws its layout and target from the seed (``ClickBox-v0``) the seed alone names an unseen task. Seeds in the
+    training stream ``seed_start .. seed_start + num_train_seeds - 1`` are refused at start
+    (``trainers.heldout.SplitOverlapError``)."""
+    eval_every: int = 0
+    """Evaluate on ``eval_seeds`` every this many optimiser steps, besides before the first step and after the
+    last (0: only those two)."""
+    eval_samples: int = 1
+    """Sampled rollouts per evaluation seed, at the training temperature, besides the one greedy (temperature 0)
+    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
     max_episode_steps: int = 1
     """Step cap per episode (1: single-step grounding)."""
     num_steps: int = 100
@@ -151,6 +164,12 @@ class GRPOConfig:
         need(self.temperature > 0, f"temperature must be > 0 for sampling, got {self.temperature}")
         need(0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         need(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0 (0: off), got {self.max_grad_norm}")
+        need(isinstance(self.eval_every, int) and self.eval_every >= 0,
+             f"eval_every must be an int >= 0 (0: evaluate only before and after training), got {self.eval_every!r}")  # fmt: skip
+        need(isinstance(self.eval_samples, int) and self.eval_samples >= 0,
+             f"eval_samples must be an int >= 0 (0: greedy only), got {self.eval_samples!r}")  # fmt: skip
+        # The split is resolved and checked here, so an overlap fails before any model loads.
+        check_disjoint(self.seed_start, self.num_train_seeds, resolve_seeds(self.eval_seeds))
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
         need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
              f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
@@ -164,6 +183,11 @@ class GRPOConfig:
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)
+
+    @property
+    def eval_seed_list(self) -> list[int]:
+        """The held-out seeds ``eval_seeds`` names (``[]`` without a split)."""
+        return resolve_seeds(self.eval_seeds)
 
     @property
     def batch_size(self) -> int:

@@ -40,9 +40,14 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_curve(
-    log: str | Path, png: str | Path, keys: Sequence[str] = ("reward_mean", "success_rate"), xlabel: str = "step"
+    log: str | Path,
+    png: str | Path,
+    keys: Sequence[str | Sequence[str]] = ("reward_mean", "success_rate"),
+    xlabel: str = "step",
 ) -> Path:
-    """Draw ``keys`` against ``step`` from a JSONL log into ``png`` (``xlabel`` names what a step counts)."""
+    """Draw ``keys`` against ``step`` from a JSONL log into ``png``, one panel per entry (``xlabel`` names what a
+    step counts). An entry that is a sequence of keys shares one panel, with a legend: a held-out curve drawn on
+    the same axes as the training curve it is compared with."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -50,12 +55,16 @@ def plot_curve(
 
     records = read_log(log)
     fig, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.2), squeeze=False)
-    for ax, key in zip(axes[0], keys, strict=True):
-        pts = [(r["step"], r[key]) for r in records if r.get(key) is not None]
-        if pts:
-            ax.plot(*zip(*pts, strict=True), marker=".")
+    for ax, entry in zip(axes[0], keys, strict=True):
+        names = [entry] if isinstance(entry, str) else list(entry)
+        for key in names:
+            pts = [(r["step"], r[key]) for r in records if r.get(key) is not None]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker=".", label=key)
+        if len(names) > 1:
+            ax.legend(fontsize=7)
         ax.set_xlabel(xlabel)
-        ax.set_title(key)
+        ax.set_title(" / ".join(names) if len(names) <= 1 else "success")
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=80)
