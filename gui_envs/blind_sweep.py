@@ -120,6 +120,11 @@ class FormBrowser:
             self.request("GET", action + ("?" + urllib.parse.urlencode(form.fields) if form.fields else ""))
 
 
+def kind_of(path: str) -> str:
+    """An item page's kind: its path less the id (``/product/3`` -> ``/product``)."""
+    return path.rsplit("/", 1)[0]
+
+
 def instruction_words(instruction: str) -> set[str]:
     """The instruction's content words (lower case, 3+ letters, stop words dropped)."""
     return {w for w in re.findall(r"[a-z]{3,}", instruction.lower()) if w not in _STOPWORDS}
@@ -153,7 +158,8 @@ def pressable(forms: list[Form], words: set[str]) -> list[Form]:
 
 @dataclass
 class SweepResult:
-    """One sweep episode: whether the judge passed it, how many items it could touch, and how many it did."""
+    """One sweep episode: whether the judge passed it, how many items a blind guess chooses among (those of the
+    kind of the sweep's first item), and how many items it touched."""
 
     success: bool
     items: int
@@ -172,7 +178,8 @@ def sweep(
     First scouts, without the judge watching (as the attack knew the URL scheme): the item pages reachable from
     ``start``, and of those the ones showing a button the instruction names. Those are the items the sweep can
     touch; where no item shows such a button (an "open X" task) every item page is one. A blind guess picks one
-    of them, so ``1 / items`` is the sweep's chance. Then, from ``start`` again, it opens up to ``max_items``
+    of them of the right kind, so ``1 / items``, over the items of the kind of the first one the sweep touches,
+    is the sweep's chance. Then, from ``start`` again, it opens up to ``max_items``
     of them in order and presses each one's named buttons. The judge (``task.evaluate(None)`` /
     ``task.finished``) is asked after every request, as the env asks it after every step; a sweep that never
     triggers it ends with ``stop(status="success")``, judged as the env judges a stop.
@@ -185,7 +192,10 @@ def sweep(
         scout.get(path)
         if pressable(scout.forms, words):
             with_buttons.append(path)
-    items = with_buttons or pages
+    touchable = with_buttons or pages
+    # A blind guess picks among the items of one kind (the accounts, not the expenses, for "open the account"):
+    # the sweep's guess is its first item, so its chance is one over the items of that item's kind.
+    items = [p for p in touchable if touchable and kind_of(p) == kind_of(touchable[0])]
     # The scouting only read pages; a fresh start for the judged episode.
     task.visited[:] = task.visited[:1]
     browser = FormBrowser(state, on_location)
@@ -196,7 +206,7 @@ def sweep(
     browser.get(start)
     if judged():
         return SweepResult(True, len(items), 0)
-    for touched, path in enumerate(items[:max_items], 1):
+    for touched, path in enumerate(touchable[:max_items], 1):
         browser.get(path)
         if judged():
             return SweepResult(True, len(items), touched)
@@ -205,4 +215,4 @@ def sweep(
             if judged():
                 return SweepResult(True, len(items), touched)
             browser.get(path)
-    return SweepResult(task.evaluate(Action.stop(status="success")) >= 1.0, len(items), min(len(items), max_items))
+    return SweepResult(task.evaluate(Action.stop(status="success")) >= 1.0, len(items), min(len(touchable), max_items))

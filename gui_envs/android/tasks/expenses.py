@@ -41,13 +41,27 @@ class OpenAccount(StateTask):
     app = EXPENSES
 
     def setup(self) -> str:
-        self.account = "Pro Expense" if self.rng.random() < 0.5 else self.pick(ACCOUNTS)
+        # Uniform over the accounts: a skewed draw ("Pro Expense" on 5 seeds of 8) pays a policy that opens the
+        # commonest account without reading the instruction.
+        self.account = self.pick(ACCOUNTS)
         (self.account_id,) = self.one("SELECT id FROM accounts WHERE name = ?", (self.account,)) or (None,)
+        self.opened_other = False
         return f"Open the '{self.account}' account in Expenses."
 
     def done(self) -> bool:
+        """The asked account is open, and no other account was opened in the episode.
+
+        Opening an account changes nothing but ``last_account``, so there is no side effect to compare; what a
+        sweep does instead is open account after account until one is the asked one. The env asks this judge
+        after every step and a tap opens one account, so every account opened is seen here; once another was
+        opened the episode cannot pass, and a sweep passes only when its first account was the asked one (a
+        blind guess). An agent that opened a wrong account first fails, the price of a judge a sweep cannot pass.
+        """
         row = self.state.one(EXPENSES, "SELECT value FROM prefs WHERE key = 'last_account'")
-        return row is not None and str(row[0]) == str(self.account_id) and self.state.package == EXPENSES
+        opened = str(row[0]) if row is not None else None
+        if opened is not None and opened != str(self.account_id) and self.state.package == EXPENSES:
+            self.opened_other = True
+        return opened == str(self.account_id) and self.state.package == EXPENSES and not self.opened_other
 
     def oracle_plan(self) -> list[PlanStep]:
         return [open_app("Expenses"), tap(self.account, rid="account_row", contains=True)]

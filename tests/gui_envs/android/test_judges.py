@@ -443,3 +443,20 @@ def test_flipping_every_switch_passes_only_as_a_blind_guess() -> None:
     names, seeds = sorted(n for n in ITEMS if n.startswith("settings.")), range(20)
     rate, guess = sweep_rate(names, seeds)
     assert _within_noise(rate, guess, len(names) * len(seeds)), (rate, guess)
+
+
+def test_open_account_fails_once_another_account_was_opened() -> None:
+    """Opening accounts in turn until the asked one shows (a sweep) fails; opening the asked one first passes."""
+    from gui_envs.blind_sweep import FormBrowser
+
+    for seed in range(6):
+        for wrong_first in (False, True):
+            task = judge_audit.build_task("phone", "expenses.open_account", seed)
+            state, _, shown = judge_audit.site_of("phone", task)
+            browser = FormBrowser(state, shown)
+            ids = [r[0] for r in task.rows("SELECT id FROM accounts ORDER BY id")]
+            if wrong_first:
+                browser.get(f"/account/{next(i for i in ids if i != task.account_id)}")
+                assert task.evaluate(None) == 0.0
+            browser.get(f"/account/{task.account_id}")
+            assert task.evaluate(None) == (0.0 if wrong_first else 1.0), (seed, wrong_first)
