@@ -18,21 +18,22 @@ from agents.prompts.formats import Conversation, PromptContext
 from agents.prompts.observation import element_list
 from gui_envs.actions import Action, ParseError
 
-#: Cell names in reading order (left to right, top to bottom).
-CELL_NAMES = string.ascii_lowercase
+#: Cell names in reading order (left to right, top to bottom). Upper case, so that no letter of the instruction's
+#: words ("click the box ...") reads as a cell.
+CELL_NAMES = string.ascii_uppercase
 
 
 @dataclass
 class BoxFormat:
     """List the boxes as ``label:cell``; read the first cell letter of the answer as a click at that cell's centre.
 
-    The screenshot (``H x W`` pixels) is split into ``grid x grid`` cells named ``a, b, ...`` in reading order;
+    The screenshot (``H x W`` pixels) is split into ``grid x grid`` cells named ``A, B, ...`` in reading order;
     cell ``(r, c)`` has its centre at ``(c * W / grid + (W / grid - 1) / 2, r * H / grid + (H / grid - 1) / 2)``.
     A box is listed under the cell whose centre is nearest its bbox centre. An answer without a cell letter does
     not parse (``ParseError`` code ``no_cell``).
 
     Attributes:
-        grid: cells per side of the answer grid (2-5, so that every cell has one lowercase letter).
+        grid: cells per side of the answer grid (2-5, so that every cell has one upper-case letter).
         name: format name in logs.
     """
 
@@ -41,15 +42,15 @@ class BoxFormat:
 
     def __post_init__(self) -> None:
         if not 2 <= self.grid <= 5:
-            raise ValueError(f"grid must be 2-5 (one letter a-y per cell), got {self.grid}")
+            raise ValueError(f"grid must be 2-5 (one letter A-Y per cell), got {self.grid}")
 
     def messages(self, ctx: PromptContext) -> Conversation:
         shot = _screen_size(ctx.observation)
         boxes = element_list(ctx.observation.get("elements") if isinstance(ctx.observation, dict) else None)
-        # No spaces in the listing: the tiny tokenizer merges " A" into one token but not ",A", and a label must
-        # read as the same token here and in the instruction for the model to match them.
+        # No spaces in the listing: a byte-level tokenizer may merge " A" into one token but not ",A" or ":A", and
+        # a cell letter must read as the same token wherever it appears for a small model to copy it.
         listing = ",".join(f"{b.get('text', '?')}:{self._cell_of(b.get('bbox'), shot)}" for b in boxes)
-        text = f"{listing}\n{ctx.instruction}. Cell:"
+        text = f"{listing}\n{ctx.instruction}"
         if ctx.with_image:
             return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
         return [{"role": "user", "content": text}]
@@ -58,11 +59,11 @@ class BoxFormat:
         """The click at the named cell's centre (pixels), or the parse error. Never raises.
 
         >>> import numpy as np
-        >>> BoxFormat().parse("G!", {"screenshot": np.zeros((100, 100, 3), np.uint8)})[0].point
+        >>> BoxFormat().parse("xG!", {"screenshot": np.zeros((100, 100, 3), np.uint8)})[0].point
         (29.5, 29.5)
         """
         names = CELL_NAMES[: self.grid * self.grid]
-        k = next((names.index(ch) for ch in str(text).lower() if ch in names), None)
+        k = next((names.index(ch) for ch in str(text) if ch in names), None)
         if k is None:
             return None, ParseError("no_cell", f"no cell letter {names[0]}-{names[-1]} in the answer")
         size = _screen_size(observation)
@@ -75,7 +76,7 @@ class BoxFormat:
 
         >>> import numpy as np
         >>> BoxFormat().answer_text(Action.click(50, 10), {"screenshot": np.zeros((100, 100, 3), np.uint8)})
-        'c'
+        'C'
         """
         size = _screen_size(observation)
         if action.point is None or size is None:

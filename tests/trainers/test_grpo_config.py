@@ -23,7 +23,8 @@ def test_yaml_and_overrides(tmp_path: Path) -> None:
     assert cfg.reward_kwargs == {"alpha": 0.3}
 
 
-@pytest.mark.parametrize("name", ["grpo_tiny_cpu", "grpo_ssl_qwen25vl3b_webground", "grpo_sca_qwen25vl3b_webground"])
+@pytest.mark.parametrize("name", ["grpo_tiny_cpu", "grpo_tiny_heldout", "grpo_ssl_qwen25vl3b_webground",
+                                  "grpo_sca_qwen25vl3b_webground"])
 def test_bundled_configs_load(name: str) -> None:
     GRPOConfig.from_yaml(ROOT / "configs" / f"{name}.yaml")
 
