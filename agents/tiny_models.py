@@ -67,16 +67,20 @@ def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
     return fast
 
 
-def build_causal_lm(path: Path) -> Path:
-    """A 2-layer Llama (hidden 32) with the tiny tokenizer, saved under ``path``."""
+def build_causal_lm(path: Path, hidden_size: int = 32) -> Path:
+    """A 2-layer Llama (hidden ``hidden_size``, MLP twice that, 4 heads) with the tiny tokenizer, saved under ``path``.
+
+    The default (hidden 32) learns ``ClickGrid-v0``; ``ClickBox-v0``'s held-out layouts need a wider one (128),
+    still 2 layers and CPU-fast (``tests/trainers/test_grpo_heldout.py``).
+    """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     tokenizer = build_tokenizer(path)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,

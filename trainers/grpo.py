@@ -43,6 +43,7 @@ from trainers.checkpoint import (
     save_checkpoint,
     set_rng_state,
 )
+from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.heldout import EVAL_KEYS, evaluate
 from trainers.optim import adamw_with_warmup
@@ -226,9 +227,23 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
 
     fmt = resolve_output_format(config.output_format, config.env_kwargs)
     dtype = getattr(torch, config.dtype) if config.dtype else None
-    return HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
-                   top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
-                   prompt_sharing=config.prompt_sharing, decoder=config.decoder)  # fmt: skip
+    agent = HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
+                    top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
+                    prompt_sharing=config.prompt_sharing, decoder=config.decoder)  # fmt: skip
+    if config.constrain_answers:
+        tokens = getattr(agent.output_format, "answer_tokens", None)
+        if tokens is None:
+            raise ConfigError(
+                f"constrain_answers=true needs an output format with answer_tokens (box); {config.output_format!r} "
+                "has none: set constrain_answers=false"
+            )
+        gen = agent.generator
+        keep = set(tokens(gen.tokenizer))
+        # The generator suppresses these in sampling and scoring alike (HFGenerator.suppress_ids).
+        head = gen.model.get_output_embeddings()
+        vocab = max(len(gen.tokenizer), int(head.weight.shape[0]) if head is not None else 0)  # padded heads too
+        gen.suppress_ids = tuple(sorted(set(gen.suppress_ids) | (set(range(vocab)) - keep)))
+    return agent
 
 
 def seed_everything(seed: int) -> None:

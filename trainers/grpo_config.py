@@ -42,6 +42,11 @@ class GRPOConfig:
     ``none``). Single-step episodes get the same advantages either way."""
     output_format: str = "auto"
     """Prompt/answer format: ``auto``, ``gui_r1``, ``text``, ``cell`` (cell letters, for ClickGrid) or ``box`` (answer-grid cell letters, for ClickBox)."""
+    constrain_answers: bool = False
+    """Sample only the tokens the output format's answers are made of (its ``answer_tokens``, e.g. the ``box``
+    format's cell letters): every other token is suppressed in sampling, evaluation and scoring alike, so the
+    trained log-probs are those of the distribution sampled from. A tiny model then spends its updates on which
+    cell to name, not on finding the few tokens that name one. Formats without ``answer_tokens`` refuse it."""
     group_size: int = 8
     """Rollouts per group ``N`` (same task, same seed)."""
     groups_per_step: int = 4

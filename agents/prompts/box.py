@@ -86,6 +86,17 @@ class BoxFormat:
         x, y = action.point
         return self._cell_of([x, y, x, y], size)
 
+    def answer_tokens(self, tokenizer: Any) -> list[int]:
+        """The token ids an answer needs: the cell letters, each its own token (for constrained sampling, GRPO's
+        ``constrain_answers``). Raises ``ValueError`` when the tokenizer has no single token for a letter."""
+        ids = []
+        for name in CELL_NAMES[: self.grid * self.grid]:
+            enc = tokenizer.encode(name, add_special_tokens=False)
+            if len(enc) != 1:
+                raise ValueError(f"the tokenizer splits cell letter {name!r} into {len(enc)} tokens")
+            ids.append(int(enc[0]))
+        return ids
+
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"
 
