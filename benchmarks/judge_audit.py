@@ -14,8 +14,9 @@ the site's handlers, see :mod:`gui_envs.blind_sweep`). Columns (``-`` where a po
 * ``guess``: one candidate per episode, every candidate in turn; ``chance`` is what a blind guess deserves, the
   mean over seeds of ``1 / #candidates`` (0 for infeasible templates). Must be at most ``chance``.
 * ``const``: the best constant answer (the one string that passes the most of as many other seeds, 10,000 and
-  up), scored on the audited seeds: what memorising the commonest answer earns on unseen episodes. Must be at
-  most ``chance`` plus three binomial standard errors over the seeds (sampling noise, over ~100 templates).
+  up), scored on ``--const-seeds`` seeds (at least 50, even in the quick mode: it needs no browser): what
+  memorising the commonest answer earns on unseen episodes. Must be at most the chance over those seeds plus
+  three binomial standard errors (sampling noise, over ~100 templates).
 * ``sweep``: the side-effect sweep on state templates (open every item page, press the buttons the instruction
   names, until the judge passes); ``items`` is the mean number of item pages it found, and its chance is the
   mean ``1 / #items``. Must be at most that plus three standard errors.
@@ -58,9 +59,9 @@ MUST_BE_ZERO = ("list_all", "echo", "empty", "stop_now", "name", "graph")
 QUICK_STATE = ("shop.add_to_cart", "forum.open_post", "forum.downvote", "contacts.add_favourite", "notes.delete_note")
 
 
-def template_rates(family: str, name: str, seeds: range) -> dict[str, float]:
+def template_rates(family: str, name: str, seeds: range, const_seeds: range) -> dict[str, float]:
     """Every applicable policy's success rate on ``name`` over ``seeds`` (successes / episodes, averaged over
-    seeds), the chances, and the sweep's mean item count."""
+    seeds; the best constant over ``const_seeds``), the chances, and the sweep's mean item count."""
     rates: dict[str, float] = {}
 
     def add(key: str, value: float) -> None:
@@ -91,20 +92,21 @@ def template_rates(family: str, name: str, seeds: range) -> dict[str, float]:
             wins, episodes = judge_audit.graph_list(task)
             add("graph", wins / episodes)
     if kind == "answer":  # the constant is fitted on other seeds than those it is scored on
-        fit = range(10_000, 10_000 + len(seeds))
-        rates["const_answer"], rates["const"] = judge_audit.held_out_constant(family, name, fit, seeds)  # type: ignore[assignment]
+        fit = range(10_000, 10_000 + len(const_seeds))
+        rates["const_answer"], rates["const"] = judge_audit.held_out_constant(family, name, fit, const_seeds)  # type: ignore[assignment]
+        rates["const_chance"] = float(np.mean([judge_audit.chance(judge_audit.build_task(family, name, s)) for s in const_seeds]))
     rates["kind"] = kind  # type: ignore[assignment]
     return rates
 
 
-def verdict(rates: dict[str, Any], n: int) -> bool:
+def verdict(rates: dict[str, Any], n: int, n_const: int) -> bool:
     """Whether every blind policy of one template is at chance or below (see the module docstring)."""
     if any(rates.get(c, 0.0) > 0.0 for c in MUST_BE_ZERO):
         return False
     if rates.get("guess", 0.0) > rates.get("chance", 0.0) + 1e-9:
         return False
-    chance = rates.get("chance", 0.0)
-    if rates.get("const", 0.0) > chance + judge_audit.binomial_slack(chance, n) + 1e-9:
+    chance = rates.get("const_chance", 0.0)
+    if rates.get("const", 0.0) > chance + judge_audit.binomial_slack(chance, n_const) + 1e-9:
         return False
     sweep_chance = rates.get("sweep_chance", 0.0)
     return rates.get("sweep", 0.0) <= sweep_chance + judge_audit.binomial_slack(sweep_chance, n) + 1e-9
@@ -195,6 +197,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=50, help="task seeds per template for the blind policies")
     parser.add_argument("--oracle-seeds", type=int, default=5, help="seeds for the oracle column")
+    parser.add_argument("--const-seeds", type=int, default=50, help="seeds the best constant is scored on (no browser)")
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle column (no browser needed)")
     parser.add_argument("--quick", action="store_true", help="3 seeds, the oracle on 1, a few state templates")
     parser.add_argument("--families", nargs="+", default=list(judge_audit.FAMILIES), choices=judge_audit.FAMILIES)
@@ -212,7 +215,7 @@ def main() -> None:
     envs: dict[str, Any] = {}
     try:
         for family, name in tqdm(jobs, desc="templates", unit="template"):
-            rates = template_rates(family, name, seeds)
+            rates = template_rates(family, name, seeds, range(max(len(seeds), args.const_seeds)))
             oracle = None
             if not args.no_oracle:
                 if family not in envs:
@@ -222,6 +225,8 @@ def main() -> None:
     finally:
         for env in envs.values():
             env.close()
+
+    n_const = max(len(seeds), args.const_seeds)
 
     def cell(rates: dict[str, Any], key: str) -> str:
         return f"{rates[key]:.3f}" if key in rates else "-"
@@ -236,13 +241,13 @@ def main() -> None:
             *(cell(rates, c) if c != "items" else (f"{rates['items']:.1f}" if "items" in rates else "-") for c in columns),
             repr(rates["const_answer"]) if "const_answer" in rates else "-",
             "-" if oracle is None else f"{oracle:.2f}",
-            "yes" if verdict(rates, len(seeds)) else "NO",
+            "yes" if verdict(rates, len(seeds), n_const) else "NO",
         ]
         for family, name, rates, oracle in rows
     ]
     print(f"\nblind policies over {len(seeds)} seeds; oracle over {0 if args.no_oracle else len(oracle_seeds)}")
     print_table(head, table)
-    blind_ok = all(verdict(rates, len(seeds)) for _, _, rates, _ in rows)
+    blind_ok = all(verdict(rates, len(seeds), n_const) for _, _, rates, _ in rows)
     worst = max(rows, key=lambda r: r[2].get("sweep", 0.0) - r[2].get("sweep_chance", 0.0))
     print(f"\nlargest sweep excess over its chance: {worst[1]} {worst[2].get('sweep', 0.0):.3f} vs {worst[2].get('sweep_chance', 0.0):.3f}")
 
