@@ -189,7 +189,7 @@ def test_a_batch_of_any_size_gets_its_verdicts(n: int) -> None:
     elapsed = time.monotonic() - start
     print(f"{n} functions: {elapsed:.2f} s")
     assert [v.passed for v in row] == [i % 7 == 0 for i in range(n)]
-    assert elapsed < 5 + n * 0.004, elapsed  # about 0.3 ms a function; 2-4 s for 10,000 on 2 busy cores
+    # Speed is benchmarks/verifier_speed.py's to measure; the 120 s deadline above is the deadlock check.
     # The pool is free again: the next call is answered, and right.
     assert _in_thread(lambda: run_label_function(GOOD, wishlist_view(item="Spicy Pretzels")), 20).passed is False
 
