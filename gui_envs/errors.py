@@ -48,6 +48,12 @@ class EnvClosedError(gym.error.ClosedEnvironmentError, RuntimeError):
     """
 
 
+class ResetOptionsError(ValueError, TypeError):
+    """``reset(options=...)`` is not ``None`` or a dict, names a key the env does not take, or gives a value of the
+    wrong type; the message lists the keys the env takes. It is a ``ValueError`` and a ``TypeError``, so handlers
+    of either catch it."""
+
+
 class UnknownTaskError(KeyError):
     """A task name (``options["task"]``, ``tasks=``, an ARC ``task_id``) names no task; the message lists close
     matches."""

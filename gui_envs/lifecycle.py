@@ -13,7 +13,7 @@ The rules (the PettingZoo :class:`~gui_envs.multi.group.GroupEnv` follows them t
   lock: calls from several threads run one after another, in the order they take the lock. They still play one
   episode, so once one thread's step ends it, the other threads' steps raise ``ResetNeededError``.
 * **Reset options** are ``None`` or a mapping whose keys are among the env class's :attr:`reset_options`; anything
-  else is a ``TypeError`` or ``ValueError`` that says what to pass, raised before the env changes.
+  else is a ``ResetOptionsError`` (a ``TypeError`` and a ``ValueError``) that says what to pass, raised before the env changes.
 * **Bounded messages.** ``info["action_error"]``, ``["parse_error"]`` and ``["reason"]`` are cut to
   :data:`~gui_envs.errors.MAX_ERROR_CHARS` characters.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
-from gui_envs.errors import EnvClosedError, ResetNeededError, cap_message, safe_repr
+from gui_envs.errors import EnvClosedError, ResetNeededError, ResetOptionsError, cap_message, safe_repr
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,7 +101,7 @@ def _check_step(env: Any, life: _Life) -> None:
 
 
 def check_reset_options(env: Any, options: Any) -> None:
-    """Raise ``TypeError`` / ``ValueError`` unless ``options`` is ``None`` or a mapping of the keys ``env`` takes
+    """Raise :class:`~gui_envs.errors.ResetOptionsError` unless ``options`` is ``None`` or a mapping of the keys ``env`` takes
     (its class attribute ``reset_options``: name -> :class:`ResetOption`; ``None`` there: any keys, which the env
     passes on to envs that check them)."""
     if options is None:
@@ -115,7 +115,7 @@ def check_reset_options(env: Any, options: Any) -> None:
         + (" with the keys " + ", ".join(f"{k!r} ({o.what})" for k, o in accepted.items()) if accepted else "")
     )
     if not isinstance(options, Mapping):
-        raise TypeError(f"{name} {takes}; got options of type {type(options).__name__}")
+        raise ResetOptionsError(f"{name} {takes}; got options of type {type(options).__name__}")
     if accepted is None:
         return
     for key, value in options.items():
@@ -123,13 +123,12 @@ def check_reset_options(env: Any, options: Any) -> None:
         if option is None:
             close = difflib.get_close_matches(key, list(accepted), n=1) if isinstance(key, str) else []
             hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"{name} has no reset option {safe_repr(key)}: it {takes}.{hint}")
+            raise ResetOptionsError(f"{name} has no reset option {safe_repr(key)}: it {takes}.{hint}")
         if value is None:
             continue
         wrong_type = isinstance(value, bool) or not isinstance(value, option.types)
         if wrong_type or (option.minimum is not None and value < option.minimum):
-            error = TypeError if wrong_type else ValueError
-            raise error(f"{name} reset option {key!r} must be {option.what}, got {safe_repr(value)}")
+            raise ResetOptionsError(f"{name} reset option {key!r} must be {option.what}, got {safe_repr(value)}")
 
 
 def guarded_reset(reset: F) -> F:

@@ -52,6 +52,7 @@ def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> Non
         (["run", "Sudoku-v0", "-a", "hf:/no/such/model", "-n", "1"], "does not exist"),
         (["eval", "GuiOffline-v0", "-k", "dataset=screenspot", "-k", "path=/no/such/folder"], "is not a folder"),
         (["run", "GuiWeb-MiniWoB-click-test-v0", "-a", "oracle", "-n", "1"], "no oracle_action"),
+        (["run", "Maze-v0", "-a", "random", "-n", "1", "--task", "x"], "takes no reset options"),
     ],
 )
 def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str) -> None:
