@@ -48,10 +48,7 @@ ZERO_POLICIES = ("list_every_option", "echo_question", "empty", "stop_at_once")
 
 def templates(family: str) -> list[str]:
     """The answer and infeasible template names of ``family`` (``"web"`` or ``"phone"``), sorted."""
-    pools = {"web": WEB_TASKS, "phone": PHONE_TASKS}
-    if family in pools:
-        return sorted(n for n, t in pools[family].items() if issubclass(t, (AnswerTask, InfeasibleTask)))
-    raise ValueError(f"unknown family {family!r}; choose from {FAMILIES}")
+    return templates_of(family, (AnswerTask, InfeasibleTask))
 
 
 def is_answer_task(task: Any) -> bool:
