@@ -9,7 +9,7 @@ against the training seed stream before any work, and evaluated with the same ro
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -60,6 +60,21 @@ def check_disjoint(seed_start: int, num_train_seeds: int, eval_seeds: Sequence[i
             f"eval_seeds overlap the training seeds {seed_start}..{end - 1} (seed_start={seed_start}, "
             f"num_train_seeds={num_train_seeds}) at {shown}: move the split out, e.g. "
             f"eval_seeds={{start: {end}, count: {len(eval_seeds)}}}, or lower num_train_seeds / raise seed_start"
+        )
+
+
+def check_no_overlap(train: Iterable[Hashable], held_out: Iterable[Hashable], what: str, hint: str = "") -> None:
+    """Raise :class:`SplitOverlapError` when an item of ``held_out`` is also in ``train``.
+
+    For splits that are not a seed range: task templates, ``(template, seed)`` task keys, episode ids, apps.
+    ``what`` names the items in the message (``"task templates"``), ``hint`` says how to fix the config.
+    """
+    train_set = set(train)
+    shared = sorted((x for x in dict.fromkeys(held_out) if x in train_set), key=str)
+    if shared:
+        shown = ", ".join(map(str, shared[:5])) + (f", ... ({len(shared)} in all)" if len(shared) > 5 else "")
+        raise SplitOverlapError(
+            f"the held-out {what} overlap the training {what} at {shown}" + (f": {hint}" if hint else "")
         )
 
 

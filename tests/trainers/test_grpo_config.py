@@ -90,3 +90,11 @@ def test_held_out_split_from_yaml_and_overrides(tmp_path: Path) -> None:
 def test_bad_held_out_values_say_what_to_change(field: str, value: object, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         GRPOConfig(model="m", num_train_seeds=1, seed_start=0, **{field: value})  # type: ignore[arg-type]
+
+
+def test_a_non_seed_split_that_overlaps_is_refused_naming_the_shared_items() -> None:
+    from trainers.heldout import check_no_overlap
+
+    check_no_overlap(["a", "b"], ["c"], "task templates")
+    with pytest.raises(SplitOverlapError, match=r"held-out task templates overlap the training task templates at b: move"):
+        check_no_overlap(["a", "b"], ["b", "c", "b"], "task templates", hint="move b out")
