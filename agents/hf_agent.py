@@ -34,6 +34,7 @@ import json
 import os
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -166,7 +167,11 @@ class HFGenerator:
         distinct: list[int] = []  # (U,) the first row of each distinct conversation
         first: dict[Any, int] = {}
         for i, conversation in enumerate(conversations):
-            key = i if self.prompt_sharing == "none" else _conversation_key(conversation, images[i] if images else None)
+            key = (
+                i
+                if self.prompt_sharing == "none"
+                else _conversation_key(conversation, images[i] if images else None)
+            )
             if key not in first:
                 first[key] = len(distinct)
                 distinct.append(i)
@@ -200,7 +205,9 @@ class HFGenerator:
         repeats = [c * n for c in counts]  # (U,) sampled rows per distinct conversation
         text_only = set(inputs) == {"input_ids", "attention_mask"}
         spared = (sum(repeats) - len(repeats)) * inputs["input_ids"].shape[1]  # prompt tokens not prefilled
-        use_cache = self.prompt_sharing == "cache" or (self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS)
+        use_cache = self.prompt_sharing == "cache" or (
+            self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS
+        )
         # Text rows index by row, so they are sampled in the caller's order (conversation i's samples at rows
         # i * n ... i * n + n - 1), as without sharing: a seeded run draws the same random numbers for each.
         in_order = text_only
@@ -322,7 +329,9 @@ class HFGenerator:
             cache, name = prefill.past_key_values, "past_key_values"
         index = torch.as_tensor(source, device=ids.device)  # (rows,) the distinct prompt of each sampled row
         cache.batch_select_indices(index)
-        return self.model.generate(input_ids=ids[index], attention_mask=mask[index], **{name: cache}, **kwargs)
+        return self.model.generate(
+            input_ids=ids[index], attention_mask=mask[index], **{name: cache}, **kwargs
+        )
 
     def _generate_rows(
         self,
@@ -424,6 +433,7 @@ def _load_processor(path: str | None, trust_remote_code: bool) -> Any:
         raise ModelLoadError("pass processor= (a tokenizer or processor) together with a loaded model")
     from transformers import AutoProcessor, AutoTokenizer
 
+    _register_image_only_processor(path)
     try:
         processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust_remote_code)
     except Exception as processor_error:  # text-only checkpoints may have no processor config
@@ -435,6 +445,22 @@ def _load_processor(path: str | None, trust_remote_code: bool) -> Any:
                 "Vision-language processors need torchvision for their video half (pip install torchvision)."
             ) from exc
     return processor
+
+
+def _register_image_only_processor(path: str) -> None:
+    """Register the image-only Qwen-VL processor (:mod:`agents.tiny_models`) that a local folder's processor
+    config names, so that ``AutoProcessor`` finds its class without torchvision; other folders are untouched."""
+    config = Path(path) / "processor_config.json"
+    if not config.is_file():
+        return
+    try:
+        name = json.loads(config.read_text()).get("processor_class")
+    except (OSError, ValueError, AttributeError):
+        return  # AutoProcessor reports an unreadable config itself
+    from agents.tiny_models import IMAGE_ONLY_PROCESSORS, image_only_qwen2_vl_processor_class
+
+    if name in IMAGE_ONLY_PROCESSORS:
+        image_only_qwen2_vl_processor_class(IMAGE_ONLY_PROCESSORS[name])
 
 
 def _load_model(path: str, vision: bool, dtype: Any, trust_remote_code: bool) -> Any:
@@ -482,12 +508,16 @@ def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
     return logits.index_fill(-1, torch.as_tensor(list(ids), device=logits.device), -1e9)
 
 
-def _conversation_key(conversation: Conversation, images: Sequence[Any] | None) -> tuple[str, tuple[str, ...]]:
+def _conversation_key(
+    conversation: Conversation, images: Sequence[Any] | None
+) -> tuple[str, tuple[str, ...]]:
     """What makes two conversations the same prompt: their messages and the bytes of their images."""
     digests = []
     for img in images or []:
         arr = np.asarray(img)
-        digests.append(f"{arr.shape}:{hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()}")
+        digests.append(
+            f"{arr.shape}:{hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()}"
+        )
     return json.dumps(conversation, sort_keys=True, default=str), tuple(digests)
 
 

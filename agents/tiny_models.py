@@ -4,6 +4,10 @@ Nothing is downloaded: the tokenizer is a byte-level BPE trained here on a few l
 Qwen-style chat template; the model is a 2-layer Llama (hidden size 32) built from a config. The tests and
 ``guigym demo`` use it: on ``ClickGrid-v0`` it learns to answer the target cell within a few hundred GRPO
 steps on CPU, and in CORE it stands in for the policy that a real run would train.
+
+:func:`build_vlm` builds a Qwen2.5-VL the same way (the real architecture, random weights) with an image-only
+processor that needs neither torchvision nor the hub; ``benchmarks/gpu_check.py`` and the pixel learning test
+(``tests/trainers/test_grpo_pixels.py``) use it.
 """
 
 from __future__ import annotations
@@ -94,4 +98,132 @@ def build_causal_lm(path: Path, hidden_size: int = 32) -> Path:
     return path
 
 
-__all__ = ["CHAT_TEMPLATE", "SPECIAL_TOKENS", "build_causal_lm", "build_tokenizer"]
+def image_only_qwen2_vl_processor_class(version: str = "2"):  # -> type[Qwen2VLProcessor]
+    """``Qwen2VLProcessor`` (``version="2"``) or ``Qwen2_5_VLProcessor`` (``"2.5"``) without its video processor,
+    registered with ``AutoProcessor``.
+
+    transformers' Qwen2-VL processors insist on a video processor, and video processors need torchvision,
+    which the CPU test environment (and perhaps a GPU machine without internet) lacks. Screenshots are images,
+    so the video half is dropped; the image half (``__call__`` with ``images=``) is transformers' own code, with
+    its PIL/numpy image processor (``Qwen2VLImageProcessorPil``, no torchvision). A saved processor names its
+    class (:data:`IMAGE_ONLY_PROCESSORS`); ``agents.hf_agent`` registers it before loading such a folder.
+    """
+    from transformers import (
+        AutoProcessor,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLProcessor,
+        Qwen2VLConfig,
+        Qwen2VLProcessor,
+    )
+    from transformers.processing_utils import ProcessorMixin
+
+    base, config = (
+        (Qwen2VLProcessor, Qwen2VLConfig) if version == "2" else (Qwen2_5_VLProcessor, Qwen2_5_VLConfig)
+    )
+
+    class ImageOnlyProcessor(base):  # type: ignore[misc, valid-type]
+        def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+            self.image_token = "<|image_pad|>"
+            self.video_token = "<|video_pad|>"
+            self.image_token_id = tokenizer.convert_tokens_to_ids(self.image_token)
+            self.video_token_id = tokenizer.convert_tokens_to_ids(self.video_token)
+            ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
+
+    # AutoProcessor finds a saved processor by its class name: one name per version.
+    name = next(n for n, v in IMAGE_ONLY_PROCESSORS.items() if v == version)
+    ImageOnlyProcessor.__name__ = ImageOnlyProcessor.__qualname__ = name
+    AutoProcessor.register(config, ImageOnlyProcessor, exist_ok=True)
+    return ImageOnlyProcessor
+
+
+#: The saved class name of each image-only processor, and the Qwen-VL version it serves.
+IMAGE_ONLY_PROCESSORS = {"ImageOnlyQwen2VLProcessor": "2", "ImageOnlyQwen2_5_VLProcessor": "2.5"}
+
+#: Qwen2.5-VL sizes. Keys: text hidden size, layers, heads, KV heads, MLP width; vision depth, width, heads, MLP
+#: width; the image processor's largest image in pixels (a visual token is one 28 x 28 pixel block: four 14-pixel
+#: patches merged). Parameter counts (with the 400-token tiny tokenizer):
+#:
+#: * ``tiny``: 0.17 M parameters; images up to 28*28*16 pixels (112 x 112: 64 patches, 16 visual tokens). The
+#:   CPU smoke test of ``benchmarks/gpu_check.py``.
+#: * ``pixels``: 0.44 M parameters (text hidden 96, 2 layers; vision 2 blocks of width 64); images up to
+#:   140 x 140 pixels (100 patches, 25 visual tokens: one per cell of the ``box`` format's 5 x 5 answer grid on
+#:   a 140-pixel ``ClickBox-v0`` canvas). The pixel learning test ``tests/trainers/test_grpo_pixels.py``.
+#: * ``small``: about 0.14 B parameters; a 336 x 336 screenshot in 144 visual tokens. A short GPU check.
+VLM_SIZES = {
+    "tiny": dict(hidden=64, layers=2, heads=4, kv_heads=2, mlp=128, v_depth=2, v_hidden=32, v_heads=2, v_mlp=64,
+                 max_pixels=28 * 28 * 16),
+    "pixels": dict(hidden=96, layers=2, heads=4, kv_heads=2, mlp=192, v_depth=2, v_hidden=64, v_heads=2, v_mlp=128,
+                   max_pixels=28 * 28 * 25),
+    "small": dict(hidden=1024, layers=8, heads=16, kv_heads=4, mlp=2816, v_depth=8, v_hidden=640, v_heads=10,
+                  v_mlp=1708, max_pixels=28 * 28 * 144),
+}  # fmt: skip
+
+
+def build_vlm(path: Path, size: str = "tiny", **overrides: int) -> Path:
+    """A randomly initialised Qwen2.5-VL of ``size`` (:data:`VLM_SIZES`, any key overridden by ``overrides``) and
+    its image-only processor, saved under ``path``: the real architecture (windowed vision attention, M-RoPE),
+    built from a config with ``torch.manual_seed(0)``. Images are resized to a multiple of 28 pixels a side, with
+    between ``28*28*4`` and ``max_pixels`` pixels."""
+    import torch
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    if size not in VLM_SIZES:
+        raise ValueError(f"size must be one of {sorted(VLM_SIZES)}, got {size!r}")
+    z = {**VLM_SIZES[size], **overrides}
+    tokenizer = build_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=z["max_pixels"])
+    processor = image_only_qwen2_vl_processor_class("2.5")(
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE
+    )
+    processor.save_pretrained(path)
+    head_dim = z["hidden"] // z["heads"]
+    half = head_dim // 2  # M-RoPE splits the rotary half-dimension over (time, height, width)
+    config = Qwen2_5_VLConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": z["hidden"],
+            "intermediate_size": z["mlp"],
+            "num_hidden_layers": z["layers"],
+            "num_attention_heads": z["heads"],
+            "num_key_value_heads": z["kv_heads"],
+            "max_position_embeddings": 4096,
+            "rope_parameters": {"rope_type": "default", "mrope_section": [half - 2 * (half // 3), half // 3, half // 3],
+                                "rope_theta": 10000.0},
+            "bos_token_id": None,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        vision_config={
+            "depth": z["v_depth"],
+            "hidden_size": z["v_hidden"],
+            "intermediate_size": z["v_mlp"],
+            "num_heads": z["v_heads"],
+            "out_hidden_size": z["hidden"],
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "window_size": 112,
+            "fullatt_block_indexes": [z["v_depth"] // 2 - 1, z["v_depth"] - 1],
+        },
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )  # fmt: skip
+    torch.manual_seed(0)
+    Qwen2_5_VLForConditionalGeneration(config).save_pretrained(path)
+    return path
+
+
+__all__ = [
+    "CHAT_TEMPLATE",
+    "IMAGE_ONLY_PROCESSORS",
+    "SPECIAL_TOKENS",
+    "VLM_SIZES",
+    "build_causal_lm",
+    "build_tokenizer",
+    "build_vlm",
+    "image_only_qwen2_vl_processor_class",
+]

@@ -1,7 +1,7 @@
 """A few GRPO steps of a small real VLM configuration on a grounding env with screenshots: tokens/s, peak memory.
 
 The model is a Qwen2.5-VL (the real architecture: windowed vision attention, M-RoPE) built from a config with
-random weights (``tests.agents.tiny_models.QWEN2_5_VL_SIZES``; nothing is downloaded, so it runs on a machine
+random weights (:func:`agents.tiny_models.build_vlm`, sizes ``VLM_SIZES``; nothing is downloaded, so it runs on a machine
 without internet). The env is ``ClickGrid-v0`` with ``--cell-px`` pixel cells: the policy reads the
 screenshot through the processor and answers a cell; the reward is ``continuous`` (SSL's proximity to the
 target box), the estimator ``grpo``. Everything else is :func:`trainers.grpo.train` as a user runs it.
@@ -34,19 +34,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--groups", type=int, default=2, help="groups (seeds) per step")
     parser.add_argument("--group-size", type=int, default=4, help="rollouts per group")
     parser.add_argument("--max-new-tokens", type=int, default=32, help="completion budget, tokens")
-    parser.add_argument("--cell-px", type=int, default=112, help="ClickGrid cell size; the screenshot is 3x this, pixels")
-    parser.add_argument("--out", default=None, help="folder for the model and the run (default: a temporary one)")
+    parser.add_argument(
+        "--cell-px", type=int, default=112, help="ClickGrid cell size; the screenshot is 3x this, pixels"
+    )
+    parser.add_argument(
+        "--out", default=None, help="folder for the model and the run (default: a temporary one)"
+    )
     parser.add_argument("--build-only", action="store_true", help="build and save the model, then exit")
     return parser.parse_args(argv)
 
 
 def build(out: Path, size: str) -> Path:
     """The model folder ``out/model-<size>``, built once."""
-    from tests.agents.tiny_models import build_qwen2_5_vl
+    from agents.tiny_models import build_vlm
 
     path = out / f"model-{size}"
     if not (path / "config.json").is_file():
-        build_qwen2_5_vl(path, size)
+        build_vlm(path, size)
     return path
 
 
@@ -69,13 +73,10 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     import torch
 
-    from tests.agents.tiny_models import image_only_qwen2_vl_processor_class
-
     out = Path(args.out or tempfile.mkdtemp(prefix="gpu-check-"))
     model = build(out, args.size)
     if args.build_only:
         return []
-    image_only_qwen2_vl_processor_class("2.5")  # the processor was saved without its video half
     cuda = torch.cuda.is_available() and args.device.startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()

@@ -31,11 +31,10 @@ def test_gpu_check_runs_the_vlm_path_on_cpu(tmp_path: Path, capsys: pytest.Captu
 def test_vlm_never_emits_image_placeholders(tmp_path: Path) -> None:
     from agents.generation import SamplingParams
     from agents.hf_agent import HFGenerator
-    from tests.agents.tiny_models import build_qwen2_5_vl, image_only_qwen2_vl_processor_class
+    from agents.tiny_models import build_vlm
 
     torch.manual_seed(0)
-    image_only_qwen2_vl_processor_class("2.5")
-    gen = HFGenerator(str(build_qwen2_5_vl(tmp_path / "vlm", "tiny")), device="cpu")
+    gen = HFGenerator(str(build_vlm(tmp_path / "vlm", "tiny")), device="cpu")
     assert len(gen.suppress_ids) == 2
     conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "click cell a"}]}]
     shot = torch.randint(0, 255, (64, 64, 3), dtype=torch.uint8).numpy()
