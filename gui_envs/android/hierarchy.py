@@ -6,7 +6,8 @@ on one sees the same structure on the other.
 A dump is ``<hierarchy rotation="0">`` holding nested ``<node>`` elements with the attributes ``index``,
 ``text``, ``resource-id``, ``class``, ``package``, ``content-desc``, ``checkable``, ``checked``,
 ``clickable``, ``enabled``, ``focusable``, ``focused``, ``scrollable``, ``long-clickable``, ``password``,
-``selected`` and ``bounds="[x1,y1][x2,y2]"`` (device pixels).
+``selected`` and ``bounds="[x1,y1][x2,y2]"`` (device pixels); newer uiautomator versions also write ``hint`` (an
+edit field's hint; while the field is empty Android reports the hint as its ``text`` too).
 
 Which nodes become elements: those with text or a content description, and those an agent can act on
 (clickable, long-clickable, checkable, scrollable, or an ``EditText``). Pure layout containers are left
@@ -50,6 +51,8 @@ NODE_ATTRIBUTES: tuple[str, ...] = (
     *_FLAGS,
     "bounds",
 )
+#: Attributes some uiautomator versions write and others leave out (read when present, ``""`` otherwise).
+OPTIONAL_ATTRIBUTES: tuple[str, ...] = ("hint",)
 
 
 class HierarchyParseError(ValueError):
@@ -71,6 +74,7 @@ class UIElement:
         clickable, long_clickable, checkable, checked, enabled, focusable, focused, scrollable, selected,
         password: the node's flags.
         label: what to call the element: its text, else its content description, else its descendants' text.
+        hint: an edit field's hint (``""`` when the dump has none).
     """
 
     id: str
@@ -91,6 +95,7 @@ class UIElement:
     selected: bool
     password: bool
     label: str
+    hint: str = ""
 
     @property
     def role(self) -> str:
@@ -102,8 +107,18 @@ class UIElement:
         return self.role in ("EditText", "AutoCompleteTextView")
 
     @property
+    def showing_hint(self) -> bool:
+        """Whether an edit field is empty and shows its hint: Android then reports the hint as the node's ``text``.
+
+        A field whose typed text equals its hint reads as empty too; a dump does not tell the two apart."""
+        return self.editable and bool(self.hint) and self.text == self.hint
+
+    @property
     def value(self) -> str:
-        """The state an agent reads: an edit field's text, ``checked`` for checked boxes, a seek bar's level."""
+        """The state an agent reads: an edit field's text (``""`` while it shows its hint), ``checked`` for checked
+        boxes, a seek bar's level."""
+        if self.editable and self.showing_hint:
+            return ""
         if self.editable or self.role == "SeekBar":
             return self.text
         if self.checkable:
@@ -120,14 +135,25 @@ class UIElement:
         """The observation's JSON form; ``bbox`` in screenshot pixels (device pixels times ``scale``).
 
         ``tag`` repeats ``class`` (the Android class name), the phone's counterpart of a web record's HTML tag.
+        ``clickable`` says whether a tap can act on the element: never for a disabled one (Android drops the tap),
+        whatever its ``clickable`` flag says. The device's own flags follow as it wrote them.
         """
         return {
             "id": self.id,
             "role": self.role,
             "text": self.label,
             "value": self.value,
+            "hint": self.hint,
             "bbox": [round(v * scale) for v in self.bbox],
-            "clickable": self.clickable or self.long_clickable or self.checkable or self.editable,
+            "clickable": self.enabled and (self.clickable or self.long_clickable or self.checkable or self.editable),
+            "enabled": self.enabled,
+            "checkable": self.checkable,
+            "checked": self.checked,
+            "focused": self.focused,
+            "selected": self.selected,
+            "scrollable": self.scrollable,
+            "long_clickable": self.long_clickable,
+            "password": self.password,
             "resource_id": self.resource_id,
             "content_desc": self.content_desc,
             "class": self.class_name,
@@ -208,6 +234,7 @@ def parse_hierarchy(xml: str, max_label: int = 120) -> list[UIElement]:
                 selected=flags["selected"],
                 password=flags["password"],
                 label=label,
+                hint=a.get("hint", ""),
             )
         )
     return out
@@ -219,7 +246,7 @@ def public_elements(elements: list[UIElement], scale: float) -> list[dict[str, A
     out = []
     for el in elements:
         item = el.public(scale)
-        for key in ("text", "value", "content_desc", "resource_id", "class", "package", "role"):
+        for key in ("text", "value", "hint", "content_desc", "resource_id", "class", "package", "role"):
             item[key] = clean_text(str(item[key]))
         out.append(item)
     return out

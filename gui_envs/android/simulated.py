@@ -74,7 +74,7 @@ _HIERARCHY_JS = r"""
     const n = {cls: dc || '', text: '', desc: '', clickable: false, checkable: false, checked: false,
                focusable: false, scrollable: false, long: el.hasAttribute('data-longclick'), password: false,
                selected: el.getAttribute('aria-selected') === 'true', enabled: !el.disabled, leaf: false,
-               editable: false};
+               editable: false, hint: ''};
     if (tag === 'INPUT' || tag === 'TEXTAREA') {
       const type = tag === 'TEXTAREA' ? 'textarea' : el.type;
       if (type === 'hidden') return null;
@@ -85,7 +85,8 @@ _HIERARCHY_JS = r"""
         n.checkable = true; n.checked = el.checked; n.desc = aria;
       } else if (type === 'range') { n.cls = 'android.widget.SeekBar'; n.text = String(el.value); n.desc = aria; }
       else if (type === 'submit' || type === 'button') { n.cls = 'android.widget.Button'; n.text = el.value; }
-      else { n.cls = 'android.widget.EditText'; n.editable = true; n.text = el.value || el.placeholder || '';
+      else { n.cls = 'android.widget.EditText'; n.editable = true; n.hint = el.placeholder || '';
+             n.text = el.value || n.hint;
              n.password = type === 'password'; }
       return n;
     }
@@ -140,7 +141,8 @@ _HIERARCHY_JS = r"""
       `class="${n.cls}" package="${esc(pkg)}" content-desc="${esc(n.desc)}" checkable="${n.checkable}" ` +
       `checked="${n.checked}" clickable="${n.clickable}" enabled="${n.enabled}" focusable="${n.focusable}" ` +
       `focused="${el === focused}" scrollable="${n.scrollable}" long-clickable="${n.long}" password="${n.password}" ` +
-      `selected="${n.selected}" bounds="[${b[0]},${b[1]}][${b[2]},${b[3]}]"`;
+      `selected="${n.selected}" ` + (n.editable ? `hint="${esc(n.hint)}" ` : '') +
+      `bounds="[${b[0]},${b[1]}][${b[2]},${b[3]}]"`;
     if (!kids.length) return [open + ' />'];
     return [open + '>' + kids.map((k, i) => k.replace('index="INDEX"', `index="${i}"`)).join('') + '</node>'];
   }
