@@ -145,7 +145,8 @@ class UIElement:
             "value": self.value,
             "hint": self.hint,
             "bbox": [round(v * scale) for v in self.bbox],
-            "clickable": self.enabled and (self.clickable or self.long_clickable or self.checkable or self.editable),
+            "clickable": self.enabled
+            and (self.clickable or self.long_clickable or self.checkable or self.editable),
             "enabled": self.enabled,
             "checkable": self.checkable,
             "checked": self.checked,

@@ -96,8 +96,17 @@ def test_a_hint_is_kept_and_never_shown_as_value_and_a_disabled_button_is_not_cl
     email, password, button = parse_hierarchy(LOGIN)
     assert (email.hint, email.value, email.label) == ("Email address", "", "Email address")
     record = email.public()
-    assert (record["value"], record["hint"], record["focused"], record["long_clickable"]) == ("", "Email address", True, True)
-    assert (password.value, password.public()["password"], password.public()["hint"]) == ("\u2022" * 4, True, "Password")
+    assert (record["value"], record["hint"], record["focused"], record["long_clickable"]) == (
+        "",
+        "Email address",
+        True,
+        True,
+    )
+    assert (password.value, password.public()["password"], password.public()["hint"]) == (
+        "\u2022" * 4,
+        True,
+        "Password",
+    )
     assert button.clickable and not button.enabled  # the device's flag, kept on the element
     record = button.public()
     assert (record["clickable"], record["enabled"]) == (False, False)
@@ -115,4 +124,12 @@ def test_the_simulated_phone_writes_hints_like_a_device(android_env: GuiAndroidE
     assert fields and all(f.hint and f.text == f.hint and f.value == "" for f in fields), fields
     records = [r for r in android_env.public_elements() if r["role"] == "EditText"]
     assert records and all(r["value"] == "" and r["hint"] == r["text"] for r in records)
-    assert {"enabled", "checked", "focused", "selected", "scrollable", "long_clickable", "password"} <= records[0].keys()
+    assert {
+        "enabled",
+        "checked",
+        "focused",
+        "selected",
+        "scrollable",
+        "long_clickable",
+        "password",
+    } <= records[0].keys()
