@@ -15,7 +15,9 @@ from gymnasium import spaces
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.errors import ResetNeededError
 from gui_envs.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
+from gui_envs.offline.conventions import convention_for
 from gui_envs.offline.fixtures import write_fixture
+from gui_envs.offline.gui_r1 import gui_r1_prediction
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
 from gui_envs.offline.scoring import score_step
 
@@ -76,7 +78,11 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Reward
 
-    1.0 when the step succeeds (SR: type and arguments right; see :mod:`gui_envs.offline.scoring`), else 0.
+    1.0 when the step succeeds (SR: type and arguments right), else 0. Type, GR and SR follow the dataset's own
+    evaluation code: its action names, click tolerance, text-match rule and scroll words
+    (:mod:`gui_envs.offline.conventions`; ``docs/offline_datasets.md``). On ``gui_r1`` a GUI-R1 answer whose
+    action only GUI-R1 names (``select``, ``enter``, ``drag``, ``call_user``, ...) is read with GUI-R1's
+    vocabulary.
 
     ## Episode end
 
@@ -102,6 +108,8 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
       ``gui_odyssey``, ``gui_r1``).
     - ``path``: the dataset folder; default the bundled fixture (written to a temp folder).
     - ``step_level``: use the recorded step instruction as the instruction (AndroidControl-Low).
+    - ``on_error``: ``"raise"`` (default) refuses a dataset with a record that does not fit its schema, naming
+      file, record and field; ``"skip"`` leaves such records out (``read_report`` lists them).
 
     ``reset(seed=i)`` plays episode ``i % len(episodes)``; ``options={"episode": i}`` does the same. After the
     last recorded step the episode has ended: ``step`` raises :class:`~gui_envs.errors.ResetNeededError` until the
@@ -109,7 +117,7 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Version history
 
-    - v0: initial version.
+    - v0: initial version; readers take each dataset's published layout and score with its own conventions.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
@@ -120,6 +128,7 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         path: str | None = None,
         step_level: bool = False,
         render_mode: str | None = None,
+        on_error: str = "raise",
     ) -> None:
         root = (
             Path(path)
@@ -127,7 +136,10 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             else write_fixture(dataset, Path(tempfile.gettempdir()) / "guigym-offline-fixtures")
         )
         self.dataset = dataset
-        self.episodes: list[OfflineEpisode] = read_dataset(dataset, root)
+        episodes = read_dataset(dataset, root, on_error=on_error)
+        self.read_report = episodes.report
+        self.episodes: list[OfflineEpisode] = list(episodes)
+        self.convention = convention_for(dataset)
         self.step_level = step_level
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
@@ -168,7 +180,9 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         pred, error = coerce_action(action)
         step = self._episode.steps[self._index]
         size = (int(self._shot.shape[1]), int(self._shot.shape[0]))  # type: ignore[union-attr]
-        result = score_step(pred, step.action, step.bbox, size)
+        if pred is None and self.dataset == "gui_r1" and (r1 := gui_r1_prediction(action, size)) is not None:
+            pred, error = r1, None
+        result = score_step(pred, step.action, step.bbox, size, self.convention, step.boxes)
         info = self._info()
         info.update(
             type_match=result.type_match,

@@ -1,31 +1,43 @@
-"""Small fixtures in each dataset's exact schema, with synthetic screenshots drawn by PIL.
+"""Small fixtures in each dataset's published layout, with synthetic screenshots drawn by PIL.
 
 ``write_fixture(name, root)`` writes the folder the reader expects (annotation files plus PNGs) and returns
 it. The fixtures are what ``GuiOffline-v0`` loads when no ``path`` is given, and what the tests score by hand.
 Screens: mobile 200 x 400, web 400 x 300, desktop 640 x 400 pixels (width x height).
+
+Layouts: ScreenSpot v1 and ScreenSpot-Pro as published; AndroidControl as a GZIP TFRecord file of
+``tf.train.Example`` episodes; AITZ as ``<split>/<subset>/<episode>/<episode>.json``; GUI-Odyssey as
+``annotations/`` (steps under ``steps``) + ``screenshots/``. GUI-R1 is published as parquet; its fixture is the
+same rows exported as JSON lines (a layout the reader also takes), so that the bundled env needs no pyarrow.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+from gui_envs.offline.tfrecord import encode_example, write_records
+
 MOBILE, WEB, DESKTOP = (200, 400), (400, 300), (640, 400)
 
 
-def _draw(
-    path: Path, size: tuple[int, int], boxes: list[tuple[tuple[float, float, float, float], str]]
-) -> None:
+def _image(size: tuple[int, int], boxes: list[tuple[tuple[float, float, float, float], str]]) -> Any:
     from PIL import Image, ImageDraw
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     img = Image.new("RGB", size, (245, 245, 245))
     draw = ImageDraw.Draw(img)
     for (x1, y1, x2, y2), label in boxes:
         draw.rectangle((x1, y1, x2, y2), fill=(70, 110, 200), outline=(20, 20, 20))
         draw.text((x1 + 3, y1 + 3), label, fill=(255, 255, 255))
-    img.save(path)
+    return img
+
+
+def _draw(
+    path: Path, size: tuple[int, int], boxes: list[tuple[tuple[float, float, float, float], str]]
+) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _image(size, boxes).save(path)
 
 
 def _write_json(path: Path, data: Any, lines: bool = False) -> None:
@@ -93,82 +105,87 @@ def _screenspot_pro(root: Path) -> None:
     _write_json(root / "annotations" / "vscode_macos.json", recs)
 
 
+def _png(size: tuple[int, int], boxes: list[tuple[tuple[float, float, float, float], str]]) -> bytes:
+    buf = io.BytesIO()
+    _image(size, boxes).save(buf, format="PNG")
+    return buf.getvalue()
+
+
 def _androidcontrol(root: Path) -> None:
-    shots = [f"ep1/{k}.png" for k in range(3)]
-    for k, s in enumerate(shots):
-        _draw(root / s, MOBILE, [((40, 100, 160, 140), f"screen {k}")])
-    episode = {
-        "episode_id": 1,
-        "goal": "Search for milk in the shopping app",
-        "screenshots": shots,
-        "screenshot_widths": [MOBILE[0]] * 3,
-        "screenshot_heights": [MOBILE[1]] * 3,
-        "actions": [
-            json.dumps({"action_type": "click", "x": 100, "y": 120}),
-            json.dumps({"action_type": "input_text", "text": "fresh milk"}),
-            json.dumps({"action_type": "scroll", "direction": "down"}),
-        ],
-        "step_instructions": ["tap the search bar", "type fresh milk", "scroll down"],
-    }
-    _write_json(root / "test.jsonl", [episode], lines=True)
+    # One episode: 3 actions between 4 screenshots (README: len(actions) == len(screenshots) - 1).
+    shots = [_png(MOBILE, [((40, 100, 160, 140), f"screen {k}")]) for k in range(4)]
+    actions = [
+        {"action_type": "click", "x": 100, "y": 120},
+        {"action_type": "input_text", "text": "fresh milk"},
+        {"action_type": "scroll", "direction": "down"},
+    ]
+    example = encode_example(
+        {
+            "episode_id": [1],
+            "goal": [b"Search for milk in the shopping app"],
+            "screenshots": shots,
+            "screenshot_widths": [MOBILE[0]] * 4,
+            "screenshot_heights": [MOBILE[1]] * 4,
+            "actions": [json.dumps(a).encode() for a in actions],
+            "step_instructions": [b"tap the search bar", b"type fresh milk", b"scroll down"],
+        }
+    )
+    write_records(root / "android_control-00000-of-00001", [example])
 
 
 def _aitz(root: Path) -> None:
+    # image_path is relative to the split folder (CoAT data-example/); ui_positions rows are [y, x, h, w] pixels.
     folder = root / "test" / "general" / "ep42"
     steps = [
-        {
-            "result_action_type": 4,
-            "result_touch_yx": "[0.25, 0.5]",
-            "result_lift_yx": "[0.25, 0.5]",
-            "result_action_text": "",
-        },
-        {
-            "result_action_type": 3,
-            "result_touch_yx": "[-1.0, -1.0]",
-            "result_lift_yx": "[-1.0, -1.0]",
-            "result_action_text": "weather today",
-        },
-        {
-            "result_action_type": 4,
-            "result_touch_yx": "[0.8, 0.5]",
-            "result_lift_yx": "[0.2, 0.5]",
-            "result_action_text": "",
-        },
-        {
-            "result_action_type": 10,
-            "result_touch_yx": "[-1.0, -1.0]",
-            "result_lift_yx": "[-1.0, -1.0]",
-            "result_action_text": "",
-        },
+        ("[0.25, 0.5]", "[0.25, 0.5]", 4, "", "click on the search bar"),
+        ("[-1.0, -1.0]", "[-1.0, -1.0]", 3, "weather today", 'type "weather today"'),
+        ("[0.8, 0.5]", "[0.2, 0.5]", 4, "", "scroll up"),  # the finger moves up: CoAT says "scroll up"
+        ("[-1.0, -1.0]", "[-1.0, -1.0]", 10, "", "stop and set the query as completed"),
     ]
     out = []
-    for k, s in enumerate(steps):
-        image = f"test/general/ep42/ep42_{k}.png"
-        _draw(root / image, MOBILE, [((60, 80, 140, 120), "search")])
+    for k, (touch, lift, code, text, desc) in enumerate(steps):
+        image = f"general/ep42/ep42_{k}.png"
+        _draw(root / "test" / image, MOBILE, [((60, 80, 140, 120), "search")])
         out.append(
             {
                 "episode_id": "ep42",
                 "episode_length": len(steps),
                 "step_id": k,
                 "instruction": "check the weather today",
+                "ui_positions": "[[80, 60, 40, 80]]",
+                "ui_text": '["search"]',
+                "ui_types": '["TEXT"]',
+                "result_action_type": code,
+                "result_action_text": text,
+                "result_touch_yx": touch,
+                "result_lift_yx": lift,
                 "image_path": image,
+                "image_full_path": f"aitz/test/{image}",
                 "coat_screen_desc": "A home screen.",
                 "coat_action_think": "Open the search bar.",
-                "coat_action_desc": "click the search bar",
+                "coat_action_desc": desc,
                 "coat_action_result": "The search bar is focused.",
-                **s,
             }
         )
     _write_json(folder / "ep42.json", out)
 
 
 def _gui_odyssey(root: Path) -> None:
+    # Upstream (GUI-Odyssey introduction.md): hardware keys are CLICKs whose info names the key.
     steps = [
-        {"step": 0, "screenshot": "od1_0.png", "action": "CLICK", "info": [[500, 250]]},
-        {"step": 1, "screenshot": "od1_1.png", "action": "TEXT", "info": "hello"},
-        {"step": 2, "screenshot": "od1_2.png", "action": "KEY_BACK", "info": ""},
-        {"step": 3, "screenshot": "od1_3.png", "action": "COMPLETE", "info": ""},
+        {
+            "step": 0,
+            "screenshot": "od1_0.png",
+            "action": "CLICK",
+            "info": [[500, 250]],
+            "sam2_bbox": [400, 200, 600, 300],
+        },
+        {"step": 1, "screenshot": "od1_1.png", "action": "TEXT", "info": "hello", "sam2_bbox": []},
+        {"step": 2, "screenshot": "od1_2.png", "action": "CLICK", "info": "KEY_BACK", "sam2_bbox": []},
+        {"step": 3, "screenshot": "od1_3.png", "action": "COMPLETE", "info": "", "sam2_bbox": []},
     ]
+    for s in steps:
+        s.update(ps="", description="", intention="", context="", low_level_instruction=f"step {s['step']}")
     for s in steps:
         _draw(root / "screenshots" / s["screenshot"], MOBILE, [((80, 80, 120, 120), "app")])
     rec = {
@@ -179,6 +196,7 @@ def _gui_odyssey(root: Path) -> None:
             "sdk_version": "34",
             "h": MOBILE[1],
             "w": MOBILE[0],
+            "device_name": "Small Phone",
         },
         "task_info": {
             "category": "Social_Sharing",
@@ -187,7 +205,8 @@ def _gui_odyssey(root: Path) -> None:
             "task": "send a message",
             "instruction": "Send hello in the chat app",
         },
-        "step_info": steps,
+        "step_length": len(steps),
+        "steps": steps,
     }
     _write_json(root / "annotations" / "od1.json", rec)
 

@@ -9,15 +9,20 @@
   (typed text, app names, stop answers), exact match for scroll directions and keys.
 
 A malformed prediction (``None``) scores 0 on all three.
+
+These are guigym's defaults. Pass ``convention`` (a dataset name or a
+:class:`~gui_envs.offline.conventions.Convention`) to score as that dataset's own evaluation code does: its Type
+labels, click tolerance and text-match rule (:mod:`gui_envs.offline.conventions`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gui_envs.actions import POINTER_TYPES, Action
+from gui_envs.offline.conventions import Convention, convention_for
 from rewards.geometry import normalised_distance
-from rewards.text import token_set_f1
 
 #: Accept a click without a box this close to the recorded point (normalised distance; seed 001 App. A.3).
 POINT_THRESHOLD = 0.14
@@ -71,9 +76,17 @@ def target_centre(target: Action, bbox: Box | None) -> tuple[float, float] | Non
 
 
 def score_step(
-    pred: Action | None, target: Action, bbox: Box | None, screen_size: tuple[int, int]
+    pred: Action | None,
+    target: Action,
+    bbox: Box | None,
+    screen_size: tuple[int, int],
+    convention: str | Convention | None = None,
+    boxes: Sequence[Box] = (),
 ) -> StepScore:
     """Score ``pred`` against the recorded ``target`` (pixels; ``bbox`` is the target element, if known).
+
+    ``convention`` picks the dataset's rules (default: guigym's); ``boxes`` are the screen's element boxes, for
+    datasets that accept a click anywhere in the target's element (AITZ).
 
     >>> gt = Action.click(50, 50)
     >>> score_step(Action.click(55, 52), gt, (40, 40, 60, 60), (100, 100))
@@ -81,40 +94,22 @@ def score_step(
     >>> score_step(Action.type_text("buy milk now"), Action.type_text("buy milk"), None, (100, 100)).success
     True
     """
+    rules = convention_for(convention)
     pointer_gt = target.type in POINTER_TYPES
     if pred is None:
         return StepScore(False, False if pointer_gt else None, False)
-    type_match = action_kind(pred) == action_kind(target)
+    type_match = rules.kind(pred) == rules.kind(target)
     grounding: bool | None = None
     offset = None
     if pointer_gt:
         hit = (
             pred.type in POINTER_TYPES
             and pred.point is not None
-            and point_hit(pred.point, target, bbox, screen_size)
+            and rules.hit(pred.point, target.point, bbox, boxes, screen_size)
         )
         grounding = bool(hit)
         centre = target_centre(target, bbox)
         if pred.point is not None and centre is not None:
             offset = (pred.point[0] - centre[0], pred.point[1] - centre[1])
-    success = type_match and _args_match(pred, target, grounding)
+    success = type_match and rules.args_match(pred, target, grounding)
     return StepScore(type_match, grounding, success, offset)
-
-
-def _args_match(pred: Action, target: Action, grounding: bool | None) -> bool:
-    t = target.type
-    if t in POINTER_TYPES:
-        return bool(grounding)
-    if t == "type":
-        return token_set_f1(pred.text or "", target.text or "") >= TEXT_F1_THRESHOLD
-    if t == "open_app":
-        return token_set_f1(pred.app or "", target.app or "") >= TEXT_F1_THRESHOLD
-    if t in ("scroll", "swipe"):
-        return target.direction is None or pred.direction == target.direction
-    if t == "press":
-        return (pred.key or "").lower() == (target.key or "").lower()
-    if t == "navigate" and target.target == "url":
-        return (pred.url or "").rstrip("/") == (target.url or "").rstrip("/")
-    if t == "stop" and target.answer:
-        return token_set_f1(pred.answer or "", target.answer) >= TEXT_F1_THRESHOLD
-    return True

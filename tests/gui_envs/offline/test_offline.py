@@ -44,9 +44,9 @@ def test_recorded_actions_convert_each_frame(tmp_path: Path) -> None:
     assert [s.action for s in aitz.steps] == [
         Action.click(100.0, 100.0),
         Action.type_text("weather today"),
-        Action.scroll("down"),
+        Action.scroll("up"),
         Action.stop(),
-    ]  # finger from y=0.8 up to y=0.2 scrolls the content down
+    ]  # finger from y=0.8 up to y=0.2: AITZ (CoAT action_utils.py) calls it "scroll up"
     ody = read_dataset("gui_odyssey", write_fixture("gui_odyssey", tmp_path))[0]
     assert [s.action.type for s in ody.steps] == ["click", "type", "navigate", "stop"]
     ac = read_dataset("androidcontrol", write_fixture("androidcontrol", tmp_path))[0]
