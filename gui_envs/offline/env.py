@@ -177,11 +177,12 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         if self._episode is None:
             raise ResetNeededError("call reset() before step()")
-        pred, error = coerce_action(action)
         step = self._episode.steps[self._index]
         size = (int(self._shot.shape[1]), int(self._shot.shape[0]))  # type: ignore[union-attr]
-        if pred is None and self.dataset == "gui_r1" and (r1 := gui_r1_prediction(action, size)) is not None:
-            pred, error = r1, None
+        # A GUI-R1 answer is read with GUI-R1's own vocabulary first: the generic reader knows no "select" or
+        # "call_user", and takes the "no input text" of a "complete" for an answer.
+        r1 = gui_r1_prediction(action, size) if self.dataset == "gui_r1" else None
+        pred, error = (r1, None) if r1 is not None else coerce_action(action)
         result = score_step(pred, step.action, step.bbox, size, self.convention, step.boxes)
         info = self._info()
         info.update(
