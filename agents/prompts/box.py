@@ -5,7 +5,8 @@ A tiny model from random initialisation cannot write pixel coordinates, but it c
 may land just outside the target (a near miss SSL and SCA grade), not an element id that is either right or
 wrong. The prompt lists every box by its label and the cell its box is centred on, a text rendering of
 ``elements`` (bboxes quantised to the answer grid), so the skill is to find the named label among the boxes and
-copy its cell: a referring expression grounded on a layout that changes with every seed.
+copy its cell: a referring expression grounded on a layout that changes with every seed. When the env withholds
+the boxes (``target_by="colour"``), the prompt is the instruction alone and a VLM finds the box in the pixels.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class BoxFormat:
         # No spaces in the listing: a byte-level tokenizer may merge " A" into one token but not ",A" or ":A", and
         # a cell letter must read as the same token wherever it appears for a small model to copy it.
         listing = ",".join(f"{b.get('text', '?')}:{self._cell_of(b.get('bbox'), shot)}" for b in boxes)
-        text = f"{listing}\n{ctx.instruction}"
+        # No boxes listed (``ClickBox-v0`` with ``target_by="colour"`` withholds them): the instruction alone, and
+        # the target must be found in the screenshot.
+        text = f"{listing}\n{ctx.instruction}" if listing else ctx.instruction
         if ctx.with_image:
             return [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}]
         return [{"role": "user", "content": text}]

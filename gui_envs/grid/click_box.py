@@ -19,11 +19,14 @@ from gymnasium import spaces
 from gui_envs.actions import Action, coerce_action
 from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
 
+#: What the instruction names the target by: its label (listed in ``elements``) or its colour (seen in pixels).
+TARGET_BY = ("label", "colour")
 #: Box labels are drawn from these digits (not letters: the ``box`` output format names answer cells by letter).
 LABEL_POOL = string.digits
 #: Characters an action string may hold (the env parses JSON / GUI-R1 text; anything else is malformed).
 _CHARSET = string.printable
-_COLOURS = {
+#: Box colours by name (RGB); a colour-named target (``target_by="colour"``) is the box filled with one of them.
+COLOURS = {
     "red": (230, 57, 70), "orange": (241, 143, 1), "yellow": (255, 209, 102), "green": (6, 214, 160),
     "blue": (17, 138, 178), "navy": (7, 59, 76), "purple": (131, 56, 236), "pink": (255, 0, 110),
 }  # fmt: skip
@@ -53,6 +56,18 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     ``true``; ``instruction`` (``Text``): ``click the box labelled "7"``. Only the instruction says which box
     is the target.
 
+    ## Pixel task (``target_by="colour"``)
+
+    The same layout per seed (the same random draws), but the instruction names the target by its colour,
+    ``click the red box``, and ``elements`` is ``"[]"``: the list would pair the colour with its bbox. The
+    agent's text is then one of eight phrases whatever the layout, so only the screenshot says where the box is,
+    and a held-out seed is a layout never seen. The configuration of ``tests/trainers/test_grpo_pixels.py``,
+    ``n_boxes=2, canvas_px=140, min_side=30, max_side=44`` (a 140-pixel canvas is 5 x 5 visual tokens of a
+    Qwen-VL, one per cell of the ``box`` format's answer grid), has these chance levels over 2,000 seeds
+    (``tests/gui_envs/grid/test_click_box.py``): a uniformly random click 0.05-0.07, a random answer cell
+    0.069, the best constant answer cell 0.129, the centre of a random box 0.50 (what a policy that finds the
+    boxes but not the colour gets).
+
     ## Action
 
     An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, text (JSON or GUI-R1) or an
@@ -77,7 +92,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Version history
 
-    * v0: first version.
+    * v0: first version; ``target_by="colour"`` added later (the default observation unchanged).
 
     Args:
         n_boxes: boxes per layout (2-6).
@@ -87,6 +102,8 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             pixels wide (the ``box`` output format's 5 x 5 grid of 20-pixel cells, with the defaults) has a
             cell centre inside every box, so a cell-naming policy can hit any target.
         max_side: largest box side in pixels (>= min_side).
+        target_by: ``"label"`` (the default: the label, boxes listed in ``elements``) or ``"colour"`` (the
+            colour, boxes withheld: a pixel-only task).
         render_mode: ``"rgb_array"`` or ``None``.
     """
 
@@ -98,8 +115,11 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         canvas_px: int = 100,
         min_side: int = 22,
         max_side: int = 34,
+        target_by: str = "label",
         render_mode: str | None = None,
     ) -> None:
+        if target_by not in TARGET_BY:
+            raise ValueError(f"target_by must be one of {TARGET_BY}, got {target_by!r}")
         if not 2 <= n_boxes <= 6:
             raise ValueError(f"n_boxes must be 2-6, got {n_boxes}")
         if not 4 <= min_side <= max_side:
@@ -115,6 +135,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
                 "or lower max_side or n_boxes"
             )
         self.n_boxes, self.canvas_px, self.min_side, self.max_side = n_boxes, canvas_px, min_side, max_side
+        self.target_by = target_by
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
             {
@@ -136,7 +157,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         rng = self.np_random
         rects = self._place(rng)
         labels = rng.choice(list(LABEL_POOL), size=self.n_boxes, replace=False)
-        colours = rng.choice(list(_COLOURS), size=self.n_boxes, replace=False)
+        colours = rng.choice(list(COLOURS), size=self.n_boxes, replace=False)
         self.boxes = [
             {"id": i + 1, "role": "box", "text": str(labels[i]), "color": str(colours[i]), "bbox": rects[i],
              "clickable": True}
@@ -197,11 +218,18 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         raise RuntimeError(f"no layout of {self.n_boxes} boxes found")  # pragma: no cover - density cap
 
     def _obs(self) -> dict[str, Any]:
-        target = self.boxes[self.target - 1]["text"] if self.boxes else ""
+        target = self.boxes[self.target - 1] if self.boxes else {"text": "", "color": ""}
+        if self.target_by == "colour":
+            # Pixels only: the element list would pair the named colour with its bbox, so it is withheld.
+            return {
+                "screenshot": self._screen.copy(),
+                "elements": "[]",
+                "instruction": f"click the {target['color']} box",
+            }
         return {
             "screenshot": self._screen.copy(),
             "elements": json.dumps(self.boxes),
-            "instruction": f'click the box labelled "{target}"',
+            "instruction": f'click the box labelled "{target["text"]}"',
         }
 
     def _draw(self) -> np.ndarray:
@@ -209,7 +237,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         for box in self.boxes:
             x0, y0, x1, y1 = box["bbox"]
             img[y0 : y1 + 1, x0 : x1 + 1] = 40  # border
-            img[y0 + 1 : y1, x0 + 1 : x1] = _COLOURS[box["color"]]
+            img[y0 + 1 : y1, x0 + 1 : x1] = COLOURS[box["color"]]
         return img
 
 

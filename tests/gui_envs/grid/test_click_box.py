@@ -122,3 +122,77 @@ def test_the_box_format_refuses_answers_without_a_cell(text: str) -> None:
     action, error = BoxFormat().parse(text, obs)
     assert action is None and error is not None and error.code == "no_cell"
     assert "Z" not in CELL_NAMES[:25]  # 'Z' is no cell of the 5 x 5 grid; lower case is no cell at all
+
+
+#: The pixel task of ``tests/trainers/test_grpo_pixels.py``: the target named by colour, the boxes withheld.
+PIXELS = dict(n_boxes=2, canvas_px=140, min_side=30, max_side=44, target_by="colour")
+
+
+def test_target_by_colour_keeps_the_layout_and_withholds_the_boxes() -> None:
+    # The same seed draws the same layout, screenshot and target in both modes; only the text differs.
+    by_label, by_colour = (
+        gym.make("ClickBox-v0", **{**PIXELS, "target_by": "label"}),
+        gym.make("ClickBox-v0", **PIXELS),
+    )
+    for seed in range(50):
+        a, _ = by_label.reset(seed=seed)
+        b, _ = by_colour.reset(seed=seed)
+        np.testing.assert_array_equal(a["screenshot"], b["screenshot"])
+        assert by_label.unwrapped.privileged() == by_colour.unwrapped.privileged()
+        target = _boxes(a)[by_colour.unwrapped.target - 1]
+        assert b["elements"] == "[]" and b["instruction"] == f"click the {target['color']} box"
+        assert b in by_colour.observation_space
+
+
+def test_target_by_colour_hides_the_box_from_the_text_but_not_from_the_pixels() -> None:
+    # Referee: the text the agent receives is one of eight phrases (the colour name only) whatever the layout, so it
+    # cannot hold the target's position; the screenshot alone locates it: the pixels of the named colour are the
+    # target's interior, and clicking their centroid always hits.
+    from gui_envs.grid.click_box import COLOURS
+
+    env = gym.make("ClickBox-v0", **PIXELS)
+    texts = set()
+    for seed in range(300):
+        obs, info = env.reset(seed=seed)
+        assert info == {"task": "click_box"} and obs["elements"] == "[]"
+        texts.add(obs["instruction"])
+        colour = obs["instruction"].split()[2]
+        ys, xs = np.nonzero((obs["screenshot"] == COLOURS[colour]).all(-1))
+        x0, y0, x1, y1 = env.unwrapped.target_box()
+        assert xs.min() == x0 + 1 and xs.max() == x1 - 1 and ys.min() == y0 + 1 and ys.max() == y1 - 1
+        assert env.step(Action.click(float(xs.mean()), float(ys.mean())))[1] == 1.0
+    assert texts == {f"click the {c} box" for c in COLOURS}
+
+
+def test_target_by_colour_is_not_passed_by_a_constant_answer() -> None:
+    # Adversarial constants: every cell of the box format's 5 x 5 grid, clicked at its centre on every layout of 2000
+    # seeds, and a uniformly random click; the chance levels quoted in the env docstring.
+    env = gym.make("ClickBox-v0", **PIXELS)
+    fmt, rng = BoxFormat(), np.random.default_rng(0)
+    n, cells, rand, box = 2000, np.zeros(25), 0.0, 0.0
+    for seed in range(n):
+        obs, _ = env.reset(seed=seed)
+        x0, y0, x1, y1 = env.unwrapped.target_box()
+        for k in range(25):
+            x, y = fmt.parse(CELL_NAMES[k], obs)[0].point
+            cells[k] += x0 <= x <= x1 and y0 <= y <= y1
+        x, y = rng.uniform(0, 140, size=2)
+        rand += x0 <= x <= x1 and y0 <= y <= y1
+        env.reset(seed=seed)
+        other = env.unwrapped.boxes[int(rng.integers(2))]["bbox"]
+        box += env.step(Action.click((other[0] + other[2]) / 2, (other[1] + other[3]) / 2))[1]
+    print(f"best constant cell {cells.max() / n:.3f}, random cell {cells.mean() / n:.3f}, random click {rand / n:.3f}, "
+          f"random box {box / n:.3f}")  # fmt: skip
+    assert cells.max() / n < 0.16 and 0.04 < rand / n < 0.1 and 0.45 < box / n < 0.55
+
+
+def test_the_box_format_prompts_the_instruction_alone_when_the_boxes_are_withheld() -> None:
+    obs, _ = gym.make("ClickBox-v0", **PIXELS).reset(seed=3)
+    assert BoxFormat().messages(PromptContext(obs, obs["instruction"]))[0]["content"] == obs["instruction"]
+    (message,) = BoxFormat().messages(PromptContext(obs, obs["instruction"], with_image=True))
+    assert message["content"] == [{"type": "image"}, {"type": "text", "text": obs["instruction"]}]
+
+
+def test_an_unknown_target_by_is_refused() -> None:
+    with pytest.raises(ValueError, match="target_by"):
+        gym.make("ClickBox-v0", target_by="position")
