@@ -264,13 +264,21 @@ _WRITERS = {
 }
 
 
+#: Bumped when a fixture's layout changes, so that a folder written by an older guigym is rewritten.
+FIXTURE_VERSION = 2
+
+
 def write_fixture(name: str, root: str | Path) -> Path:
-    """Write the fixture of dataset ``name`` under ``root/name`` (once) and return that folder."""
+    """Write the fixture of dataset ``name`` under ``root/name`` (once per layout version) and return that folder."""
+    import shutil
+
     if name not in _WRITERS:
         raise KeyError(f"no fixture for {name!r}; known: {', '.join(sorted(_WRITERS))}")
     folder = Path(root) / name
-    marker = folder / ".complete"
+    marker = folder / f".complete-v{FIXTURE_VERSION}"
     if not marker.exists():
+        if folder.exists():  # an older layout: its files would be read beside the new ones
+            shutil.rmtree(folder)
         _WRITERS[name](folder)
         marker.touch()
     return folder
