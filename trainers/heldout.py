@@ -104,3 +104,130 @@ def evaluate(
             drawn = [t for grp in collect_groups(workers, agent, seeds, samples, rollout) for t in grp]
             out[EVAL_KEYS[1]] = (sum(bool(t.success) for t in drawn), len(drawn))
     return out
+
+
+# ----- for trainers that do not roll out while training (SFT, DPO) -------------------------------------------
+
+
+def check_eval_fields(config: Any) -> None:
+    """The checks of the held-out fields SFT and DPO configs share: ``env_id``, ``eval_seeds``, ``eval_every``,
+    ``eval_samples``, ``eval_temperature``, ``eval_max_new_tokens``, ``eval_max_steps``, ``eval_num_envs``.
+
+    Raises:
+        ConfigError: naming the field and what it must be.
+    """
+    seeds = resolve_seeds(config.eval_seeds)
+    if seeds and not config.env_id:
+        raise ConfigError("eval_seeds needs env_id: the env (and env_kwargs) the held-out seeds are reset in")
+    for name in ("eval_every", "eval_samples"):
+        value = getattr(config, name)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
+    for name in ("eval_max_new_tokens", "eval_max_steps", "eval_num_envs"):
+        value = getattr(config, name)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
+    if not config.eval_temperature > 0:
+        raise ConfigError(f"eval_temperature must be > 0 (the sampled pass samples), got {config.eval_temperature}")
+
+
+def due(done: int, every: int, total: int) -> bool:
+    """Whether an evaluation follows optimiser step ``done`` (1-based) of ``total``: every ``every`` steps
+    (0: never in between) and after the last."""
+    return done == total or (every > 0 and done % every == 0)
+
+
+def held_out_row(step: int, counts: Mapping[str, tuple[int, int]]) -> dict[str, Any]:
+    """The log record of one evaluation: ``step`` and each metric's share of hits (metrics without episodes are
+    left out)."""
+    row: dict[str, Any] = {"step": step}
+    for key, (hits, total) in counts.items():
+        if total:
+            row[key] = hits / total
+    return row
+
+
+class EnvHeldOut:
+    """Held-out success of a generator's policy, for trainers that learn from data rather than from their own
+    rollouts (SFT, DPO): the policy is run in fresh copies of the env at the held-out seeds, with the rollout
+    machinery GRPO uses (:func:`evaluate`).
+
+    Args:
+        gen: the trainer's :class:`agents.hf_agent.HFGenerator`; its current ``model`` is what is evaluated.
+        env_id: registered gymnasium id.
+        env_kwargs: its constructor arguments.
+        seeds: the held-out reset seeds.
+        samples: sampled rollouts per seed besides the greedy one (0: greedy only).
+        output_format: the prompt/answer format the policy is trained for (an object or a name).
+        temperature: sampling temperature of the sampled pass (> 0).
+        max_new_tokens: completion budget per step, in tokens.
+        max_steps: step cap per episode.
+        num_envs: env copies the episodes are scheduled over.
+    """
+
+    def __init__(
+        self,
+        gen: Any,
+        env_id: str,
+        env_kwargs: Mapping[str, Any],
+        seeds: Sequence[int],
+        samples: int,
+        output_format: Any,
+        *,
+        temperature: float = 1.0,
+        max_new_tokens: int = 64,
+        max_steps: int = 1,
+        num_envs: int = 8,
+    ) -> None:
+        import gymnasium as gym
+
+        import gui_envs  # noqa: F401  (registers the ids)
+        from agents.generation import SamplingParams
+        from agents.lm_agent import LMAgent
+        from trainers.rollout import make_workers
+
+        self.seeds = list(seeds)
+        self.samples = samples
+        self.model = gen.model
+        sampling = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens)
+        self.agent = LMAgent(gen, output_format, sampling, name="held-out")
+        n = max(1, min(num_envs, len(self.seeds) * max(1, samples)))
+        self.workers = make_workers([gym.make(env_id, **dict(env_kwargs)) for _ in range(n)])
+        self.rollout = RolloutConfig(max_steps=max_steps, progress=False, record_screenshots=self.agent.use_images)
+
+    def __call__(self, step: int) -> dict[str, Any]:
+        """Evaluate now; the record ``{"step": step, "eval_greedy_success": ..., "eval_sampled_success": ...}``.
+
+        The model is put in eval mode for the rollouts and back in the mode it was in; torch's random state is
+        restored (:func:`evaluate`), so the training path is that of a run without evaluation.
+        """
+        model = self.agent.generator.model
+        training = bool(getattr(model, "training", False))
+        model.eval()
+        try:
+            counts = evaluate(self.workers, self.agent, self.seeds, self.samples, self.rollout)
+        finally:
+            model.train(training)
+        return held_out_row(step, counts)
+
+    def close(self) -> None:
+        self.workers.close()
+
+
+def held_out_summary(evals: Sequence[Mapping[str, Any]], num_seeds: int, unit: str = "step") -> str | None:
+    """The line ``guigym train`` prints at the end: the last evaluation's greedy (and sampled) success beside the
+    first's, ``None`` without evaluations.
+
+    >>> held_out_summary([{"step": 0, "eval_greedy_success": 0.1}, {"step": 5, "eval_greedy_success": 0.5,
+    ...                   "eval_sampled_success": 0.4}], 10)
+    'held-out (10 seeds) after step 5: greedy success 0.500 (step 0: 0.100), sampled 0.400'
+    """
+    rows = [e for e in evals if EVAL_KEYS[0] in e]
+    if not rows:
+        return None
+    first, final = rows[0], rows[-1]
+    sampled = final.get(EVAL_KEYS[1])
+    return (
+        f"held-out ({num_seeds} seeds) after {unit} {final['step']}: greedy success {final[EVAL_KEYS[0]]:.3f} "
+        f"({unit} {first['step']}: {first[EVAL_KEYS[0]]:.3f})" + (f", sampled {sampled:.3f}" if sampled is not None else "")
+    )

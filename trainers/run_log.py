@@ -39,6 +39,18 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+def panel_title(names: Sequence[str]) -> str:
+    """A panel's title: its one key, ``success`` for a panel of success curves (training beside held-out), else
+    the keys joined.
+
+    >>> panel_title(["reward_margin", "eval_reward_margin"])
+    'reward_margin / eval_reward_margin'
+    """
+    if len(names) > 1 and all("success" in n for n in names):
+        return "success"
+    return " / ".join(names)
+
+
 def plot_curve(
     log: str | Path,
     png: str | Path,
@@ -64,7 +76,7 @@ def plot_curve(
         if len(names) > 1:
             ax.legend(fontsize=7)
         ax.set_xlabel(xlabel)
-        ax.set_title(" / ".join(names) if len(names) <= 1 else "success")
+        ax.set_title(panel_title(names))
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=80)

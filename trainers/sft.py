@@ -9,6 +9,11 @@ only, the prompt is masked out:
     L = - sum_{b,t} m_bt log pi(y_bt | x_b, y_b,<t) / sum_{b,t} m_bt       # token mean over answer tokens
 
 CORE calls :func:`train_sft` every iteration on the trajectories its verifier accepted.
+
+Held-out evaluation (``eval_seeds``): the training split is the env seeds recorded in the trajectories trained on;
+a held-out seed among them is refused before any model loads. Before the first step, every ``eval_every`` steps
+and after the last, the policy is rolled out greedily and sampled on the held-out seeds
+(:class:`trainers.heldout.EnvHeldOut`) and the success rates join that step's log line.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ import torch
 
 from agents.lm_agent import resolve_format
 from agents.prompts.formats import GuiR1Format, PromptContext, auto_format
+from agents.prompts.observation import instruction_of
 from gui_envs.actions import Action
 from gui_envs.trajectory import Trajectory, load_trajectories
 from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
+from trainers.config_io import ConfigError
+from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
 from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
 from trainers.policy import (
     apply_lora,
@@ -42,6 +50,11 @@ from trainers.sft_config import SFTConfig
 
 class NoSamplesError(ValueError):
     """The trajectory folders hold no step to learn from; the message says why."""
+
+
+class ReplayError(ValueError):
+    """Replaying a trajectory in its env did not reproduce it (another instruction or verdict): the env is not
+    deterministic in its seed, or the trajectory was recorded with other env arguments."""
 
 
 @dataclass
@@ -62,24 +75,75 @@ def answer_text(fmt: Any, action: Action, observation: dict[str, Any]) -> str:
     return action.to_json()
 
 
-def build_samples(trajectories: list[Trajectory], generator: Any, fmt: Any, successful_only: bool) -> list[SFTSample]:
+def replay_observations(env: Any, traj: Trajectory) -> list[dict[str, Any]]:
+    """The observation each step of ``traj`` answered, rebuilt by resetting ``env`` at the trajectory's seed (with
+    its task as the ``task`` reset option, where the env declares one) and stepping its recorded actions.
+
+    Replay stops at the first step without an action (the env cannot be stepped past it).
+
+    Raises:
+        ReplayError: no recorded seed, or the replay shows another instruction or ends with another verdict.
+    """
+    if traj.seed is None:
+        raise ReplayError(f"trajectory {traj.id} has no recorded seed: it cannot be replayed")
+    # Only envs that declare a task option get one (ClickBox records its one task's name but takes no options).
+    takes_task = "task" in (getattr(type(env.unwrapped), "reset_options", None) or {})
+    obs, _ = env.reset(seed=traj.seed, options={"task": traj.task} if traj.task and takes_task else None)
+    if instruction_of(obs, traj.instruction) != traj.instruction:
+        raise ReplayError(
+            f"trajectory {traj.id} (seed {traj.seed}) replays as {instruction_of(obs)!r}, recorded as "
+            f"{traj.instruction!r}: check env_id and env_kwargs against the env that recorded it"
+        )
+    out = []
+    info: dict[str, Any] = {}
+    for step in traj.steps:
+        out.append(dict(obs))
+        if step.action is None:
+            return out
+        obs, _, terminated, truncated, info = env.step(step.action)
+        if terminated or truncated:
+            break
+    if traj.success is not None and "success" in info and bool(info["success"]) != bool(traj.success):
+        raise ReplayError(
+            f"trajectory {traj.id} (seed {traj.seed}) replays to success={bool(info['success'])}, recorded "
+            f"success={traj.success}: the env is not deterministic in its seed or ran with other arguments"
+        )
+    return out
+
+
+def build_samples(
+    trajectories: list[Trajectory],
+    generator: Any,
+    fmt: Any,
+    successful_only: bool,
+    *,
+    observations: list[list[dict[str, Any]]] | None = None,
+) -> list[SFTSample]:
     """The SFT samples of ``trajectories``, in order (steps without an action or output are skipped).
 
     ``fmt``: an output format, or ``None`` to pick one per observation (:func:`auto_format`).
+    ``observations``: per trajectory, the observation of each step (:func:`replay_observations`); without it a
+    step's observation is what the file keeps (instruction, screenshot, observation text).
     """
     out = []
-    for traj in trajectories:
+    for i, traj in enumerate(trajectories):
         if successful_only and not traj.success:
             continue
         history: list[str] = []
-        for step in traj.steps:
-            obs: dict[str, Any] = {"instruction": traj.instruction}
-            if step.screenshot is not None:
-                obs["screenshot"] = step.screenshot
-            if step.observation_text:
-                obs["text"] = step.observation_text
+        for j, step in enumerate(traj.steps):
+            if observations is not None:
+                if j >= len(observations[i]):
+                    break
+                obs = {**observations[i][j], "instruction": traj.instruction}
+            else:
+                obs = {"instruction": traj.instruction}
+                if step.screenshot is not None:
+                    obs["screenshot"] = step.screenshot
+                if step.observation_text:
+                    obs["text"] = step.observation_text
             f = fmt if fmt is not None else auto_format(obs)
-            with_image = bool(getattr(generator, "supports_images", False)) and step.screenshot is not None
+            shot = obs.get("screenshot")
+            with_image = bool(getattr(generator, "supports_images", False)) and shot is not None
             ctx = PromptContext(obs, traj.instruction, list(history), with_image)
             if step.output_text:
                 answer = step.output_text
@@ -87,39 +151,79 @@ def build_samples(trajectories: list[Trajectory], generator: Any, fmt: Any, succ
                 answer = answer_text(f, step.action, obs)
             else:
                 continue
-            out.append(SFTSample(generator.prompt_text(f.messages(ctx)), answer, step.screenshot if with_image else None))
+            out.append(SFTSample(generator.prompt_text(f.messages(ctx)), answer, shot if with_image else None))
             history.append(f.describe(step.action) if step.action is not None else "invalid action")
     return out
+
+
+def training_seeds(trajectories: list[Trajectory], env_id: str) -> list[int]:
+    """The training split: the reset seeds recorded in ``trajectories`` that ran in ``env_id`` (or name no env).
+
+    Raises:
+        ConfigError: one of them has no recorded seed, so a held-out split cannot be checked against it.
+    """
+    mine = [t for t in trajectories if t.env_id in (None, env_id)]
+    unseeded = [t.id for t in mine if t.seed is None]
+    if unseeded:
+        raise ConfigError(
+            f"{len(unseeded)} training trajectories (e.g. {unseeded[0]}) record no seed, so eval_seeds cannot be "
+            "checked against the training split: record demonstrations with seeds (guigym run --record does)"
+        )
+    return sorted({int(t.seed) for t in mine if t.seed is not None})
 
 
 def train_sft(
     config: SFTConfig, make_samples: Callable[[list[Trajectory], Any], list[SFTSample]] | None = None
 ) -> dict[str, Any]:
-    """Run SFT as configured; returns ``{"history": [per-step records], "model": the trained model}``.
+    """Run SFT as configured; returns ``{"history": [per-step records], "eval": [held-out records], "model": the
+    trained model}``.
 
     ``make_samples(trajectories, generator)`` replaces :func:`build_samples` for data written another way
-    (MobileIPL's CoaT warm-up gives one sample per dialogue turn).
+    (MobileIPL's CoaT warm-up gives one sample per dialogue turn). With ``eval_seeds`` the held-out records
+    (``step``, ``eval_greedy_success``, ``eval_sampled_success``) come before the first step, every ``eval_every``
+    steps and after the last; those after a step are also merged into its history record and log line.
+
+    Raises:
+        SplitOverlapError: a held-out seed is among the seeds of the trajectories trained on (before any model
+            loads).
     """
+    import gymnasium as gym
+
     from agents.hf_agent import HFGenerator
 
     random.seed(config.seed)
     np.random.seed(config.seed)
     torch.manual_seed(config.seed)
     out_dir = Path(config.output_dir)
+
+    # Data first: the held-out split is checked against the trajectories trained on before any model loads.
+    folders = [config.data] if isinstance(config.data, str) else list(config.data)
+    trajectories = [t for folder in folders for t in load_trajectories(folder, load_images=True)]
+    used = [t for t in trajectories if t.success or not config.successful_only]
+    eval_seeds = config.eval_seed_list
+    if eval_seeds:
+        check_no_overlap(
+            training_seeds(used, config.env_id), eval_seeds, f"{config.env_id} seeds",
+            f"the trajectories in {folders} were recorded at these seeds; pick eval_seeds outside them",
+        )  # fmt: skip
+
     dtype = getattr(torch, config.dtype) if config.dtype else None
     gen = HFGenerator(config.model, device=config.device, dtype=dtype)
     if config.lora:
         gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, "all-linear")
     model = gen.model
 
-    # Data: every step of every accepted trajectory, tokenised once.
-    folders = [config.data] if isinstance(config.data, str) else list(config.data)
-    trajectories = [t for folder in folders for t in load_trajectories(folder, load_images=True)]
+    # Samples: every step of every accepted trajectory, tokenised once.
     fmt = resolve_format(resolve_output_format(config.output_format, config.format_kwargs))
     if make_samples is not None:
-        samples = make_samples([t for t in trajectories if t.success or not config.successful_only], gen)
+        samples = make_samples(used, gen)
     else:
-        samples = build_samples(trajectories, gen, fmt, config.successful_only)
+        observations = None
+        if config.replay_observations:
+            env = gym.make(config.env_id, **config.env_kwargs)
+            observations = [replay_observations(env, t) for t in used]
+            env.close()
+        samples = build_samples(used, gen, fmt, config.successful_only, observations=observations)
     if not samples:
         raise NoSamplesError(
             f"no SFT samples in {folders}: {len(trajectories)} trajectories"
@@ -136,6 +240,17 @@ def train_sft(
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
+    held_out = None
+    evals: list[dict[str, Any]] = []
+    if eval_seeds:
+        held_out = EnvHeldOut(gen, config.env_id, config.env_kwargs, eval_seeds, config.eval_samples,
+                              fmt if fmt is not None else "auto", temperature=config.eval_temperature,
+                              max_new_tokens=config.eval_max_new_tokens, max_steps=config.eval_max_steps,
+                              num_envs=config.eval_num_envs)  # fmt: skip
+        if start == 0:
+            # The step-0 point is the untrained policy: the baseline that "learned" is measured against.
+            evals.append(held_out(0))
+            log.write(evals[-1])
     history = []
     model.train()
     for step in range(start, total):
@@ -150,14 +265,20 @@ def train_sft(
             token_acc = float(((logp.exp() > 0.5).float() * mask).sum() / mask.sum())
         record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), "token_acc": token_acc,
                   "lr": scheduler.get_last_lr()[0]}  # fmt: skip
+        if held_out is not None and due(step + 1, config.eval_every, total):
+            evals.append(held_out(step + 1))
+            record.update({k: v for k, v in evals[-1].items() if k != "step"})
         history.append(record)
         log.write(record)
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": step + 1, "config": config.to_dict()}
             save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+    if held_out is not None:
+        held_out.close()
     model.eval()
     model.save_pretrained(out_dir / "final")
     gen.tokenizer.save_pretrained(out_dir / "final")
     if config.plot:
-        plot_curve(log.path, out_dir / "learning_curve.png", keys=("loss", "token_acc"))
-    return {"history": history, "model": model}
+        keys: tuple[Any, ...] = ("loss", "token_acc", EVAL_KEYS) if eval_seeds else ("loss", "token_acc")
+        plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)
+    return {"history": history, "eval": evals, "model": model}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainers.config_io import ConfigError, load_config
+from trainers.heldout import check_eval_fields, resolve_seeds
 
 
 @dataclass
@@ -18,7 +19,7 @@ class SFTConfig:
     data: str | list[str] = ""
     """Folder(s) of saved trajectories (``gui_envs.trajectory`` format)."""
     output_format: str = "auto"
-    """Prompt/answer format the policy will be run with: ``auto``, ``gui_r1``, ``text`` or ``cell``."""
+    """Prompt/answer format the policy will be run with: ``auto``, ``gui_r1``, ``text``, ``cell`` or ``box``."""
     format_kwargs: dict[str, Any] | None = None
     """Arguments of the format (``cell``: ``rows``, ``cols``)."""
     successful_only: bool = True
@@ -54,7 +55,36 @@ class SFTConfig:
     resume: bool = False
     """Continue from the latest checkpoint in ``output_dir``."""
     plot: bool = True
-    """Write ``learning_curve.png`` (loss against step)."""
+    """Write ``learning_curve.png`` (loss, token accuracy and, with ``eval_seeds``, held-out success against step)."""
+    env_id: str = ""
+    """Registered gymnasium id the policy acts in: where ``eval_seeds`` are evaluated and where
+    ``replay_observations`` rebuilds observations (empty: neither)."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Constructor arguments of ``env_id`` (e.g. ``{n_boxes: 2}`` for ``ClickBox-v0``)."""
+    replay_observations: bool = False
+    """Rebuild each step's observation by resetting ``env_id`` at the trajectory's recorded seed (and task) and
+    replaying its recorded actions, so the prompt holds everything the live policy reads (a trajectory file keeps
+    the instruction, screenshot and text, not e.g. ``ClickBox-v0``'s ``elements``, which the ``box`` format lists).
+    Needs a deterministic env; a replay whose verdict differs from the recorded one is an error."""
+    eval_seeds: list[int] | dict[str, int] | None = None
+    """Held-out evaluation split: env reset seeds of ``env_id`` never trained on, as a list or ``{start: s, count:
+    n}``; ``None`` (default) evaluates nothing. The training split is the seeds recorded in the trajectories
+    trained on (those of ``env_id``, or with no env recorded); a seed in both is refused at start
+    (``trainers.heldout.SplitOverlapError``), and so is a trained trajectory without a recorded seed."""
+    eval_every: int = 0
+    """Evaluate on ``eval_seeds`` every this many optimiser steps, besides before the first step and after the
+    last (0: only those two)."""
+    eval_samples: int = 1
+    """Sampled rollouts per evaluation seed at ``eval_temperature``, besides the one greedy (temperature 0)
+    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
+    eval_temperature: float = 1.0
+    """Sampling temperature of the sampled evaluation rollouts."""
+    eval_max_new_tokens: int = 64
+    """Completion budget per evaluation step, in tokens."""
+    eval_max_steps: int = 50
+    """Step cap per evaluation episode (envs with their own end stop sooner)."""
+    eval_num_envs: int = 8
+    """Env copies the evaluation episodes are scheduled over."""
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -71,6 +101,14 @@ class SFTConfig:
             raise ConfigError(f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         if self.save_every < 0:
             raise ConfigError(f"save_every must be >= 0, got {self.save_every}")
+        if self.replay_observations and not self.env_id:
+            raise ConfigError("replay_observations needs env_id: the env the trajectories are replayed in")
+        check_eval_fields(self)
+
+    @property
+    def eval_seed_list(self) -> list[int]:
+        """The held-out seeds ``eval_seeds`` names (``[]`` without a split)."""
+        return resolve_seeds(self.eval_seeds)
 
     @classmethod
     def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> SFTConfig:
