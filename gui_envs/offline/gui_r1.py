@@ -17,7 +17,7 @@ Every ``gt_action`` name in GUI-R1's prompts and data maps to an :class:`~gui_en
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -262,19 +262,20 @@ def _row_episode(rec: Any, root: Path, source: Path, where: str, row_id: str) ->
     )
 
 
-def _parquet_rows(path: Path, log: RecordLog) -> list[dict[str, Any]]:
+def _parquet_rows(path: Path, log: RecordLog) -> Iterator[dict[str, Any]]:
+    """The rows of a parquet file, a batch at a time (the 800K-row release holds every screenshot)."""
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - pyarrow comes with the `train` extra (datasets)
         raise OfflineDatasetError(f"reading {path} needs pyarrow: pip install 'guigym[train]'") from exc
     try:
-        return pq.read_table(path).to_pylist()
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=256):
+            yield from batch.to_pylist()
     except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for a broken file
         err = OfflineRecordError(path, "file", "<parquet>", f"not a readable parquet file: {exc}")
         if log.on_error == "raise":
             raise err from exc
         log.report.skipped.append(err)
-        return []
 
 
 def read_gui_r1(root: Path, log: RecordLog) -> list[OfflineEpisode]:

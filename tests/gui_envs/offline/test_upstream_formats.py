@@ -216,3 +216,29 @@ def test_text_rules_by_hand() -> None:
     assert levenshtein_ratio("kitten", "sitting") == pytest.approx(8 / 13)
     # GUI-Odyssey ANLS: lev("abcd", "wxyd") = 3, 1 - 3/4 = 0.25 < 0.5.
     assert not odyssey_text_match("abcd", "wxyd") and odyssey_text_match("abcd", "abxd")
+
+
+def test_gui_r1_export_with_an_unknown_action_skips_only_that_row(tmp_path: Path) -> None:
+    root = tmp_path / "r1"
+    up.put(root / "images" / "a.png", up.png())
+    rows = [
+        {
+            "image": "images/a.png",
+            "instruction": f"task {i}",
+            "gt_action": name,
+            "gt_bbox": [50, 50],
+            "gt_input_text": "",
+        }
+        for i, name in enumerate(["click", "teleport", "wait"])
+    ]
+    up.put(root / "rows.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    up.put(root / "broken.parquet", b"not parquet")
+    with pytest.raises(OfflineRecordError, match="broken.parquet: file"):
+        read_dataset("gui_r1", root)
+    with pytest.warns(UserWarning):
+        episodes = read_dataset("gui_r1", root, on_error="skip")
+    assert [e.steps[0].label for e in episodes] == ["click", "wait"]
+    assert [(e.record, e.field) for e in episodes.report.skipped] == [
+        ("file", "<parquet>"),
+        ("line 2", "gt_action"),
+    ]
