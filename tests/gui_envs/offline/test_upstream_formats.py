@@ -17,6 +17,7 @@ import pytest
 import gui_envs  # noqa: F401
 from gui_envs.actions import Action
 from gui_envs.offline import OfflineRecordError, read_dataset, score_step
+from gui_envs.offline.android_readers import aitz_scroll_direction, odyssey_scroll_direction
 from gui_envs.offline.conventions import gui_r1_f1, levenshtein_ratio, odyssey_text_match
 from tests.gui_envs.offline import upstream_samples as up
 
@@ -218,6 +219,17 @@ def test_text_rules_by_hand() -> None:
     assert not odyssey_text_match("abcd", "wxyd") and odyssey_text_match("abcd", "abxd")
 
 
+def test_scroll_words_from_the_gesture_by_hand() -> None:
+    # CoAT action_utils: vertical when |dy| >= 0.9 |dx|; the word is the finger's motion ([y, x] fractions).
+    assert aitz_scroll_direction((0.8, 0.5), (0.2, 0.5)) == "up"
+    assert aitz_scroll_direction((0.2, 0.5), (0.8, 0.5)) == "down"
+    assert aitz_scroll_direction((0.5, 0.2), (0.8, 0.52)) == "down"  # dy 0.3 >= 0.9 * 0.32 = 0.288
+    assert aitz_scroll_direction((0.5, 0.2), (0.7, 0.5)) == "right"  # dy 0.2 < 0.27
+    # GUI-Odyssey decode_action: horizontal only when |dx| > |dy| ([x, y] on 0-1000).
+    assert odyssey_scroll_direction((500, 500), (200, 500)) == "left"
+    assert odyssey_scroll_direction((500, 500), (800, 200)) == "up"  # |dx| == |dy|: vertical
+
+
 def test_gui_r1_export_with_an_unknown_action_skips_only_that_row(tmp_path: Path) -> None:
     root = tmp_path / "r1"
     up.put(root / "images" / "a.png", up.png())
@@ -242,3 +254,11 @@ def test_gui_r1_export_with_an_unknown_action_skips_only_that_row(tmp_path: Path
         ("file", "<parquet>"),
         ("line 2", "gt_action"),
     ]
+
+
+def test_tfrecord_crc_and_example_round_trip() -> None:
+    from gui_envs.offline.tfrecord import crc32c, encode_example, parse_example
+
+    assert crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
+    features = {"goal": [b"buy milk"], "episode_id": [7, -2], "w": [0.5, 2.0], "shots": [b"", b"\x89PNG"]}
+    assert parse_example(encode_example(features)) == features
