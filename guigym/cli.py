@@ -307,13 +307,21 @@ def train_sft_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """Behaviour cloning on folders of saved trajectories; loss on the answer tokens only."""
+    from trainers.heldout import SplitOverlapError, held_out_summary
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
     cfg = _load_train_config(SFTConfig, config, overrides, resume)
-    history = train_sft(cfg)["history"]
+    try:
+        result = train_sft(cfg)
+    except SplitOverlapError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    history = result["history"]
     if history:
         console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
+    line = held_out_summary(result["eval"], len(cfg.eval_seed_list))
+    if line:
+        console.print(line)
     console.print(f"log, curve and model in {cfg.output_dir}")
 
 
@@ -363,13 +371,27 @@ def train_dpo_command(
     """DPO (sigmoid loss, optional SFT term) on a pair file in TRL's prompt/chosen/rejected format."""
     from trainers.dpo import train_dpo
     from trainers.dpo_config import DPOConfig
+    from trainers.heldout import SplitOverlapError, held_out_summary
 
     cfg = _load_train_config(DPOConfig, config, overrides, resume)
-    history = train_dpo(cfg)["history"]
+    try:
+        result = train_dpo(cfg)
+    except SplitOverlapError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    history = result["history"]
     if history:
         last = history[-1]
         console.print(f"step {last['step']}: loss {last['loss']:.4f}, margin {last['reward_margin']:.3f}, "
                       f"accuracy {last['accuracy']:.2f}")  # fmt: skip
+    line = held_out_summary(result["eval"], len(cfg.eval_seed_list))
+    if line:
+        console.print(line)
+    pairs = [e for e in result["eval"] if "eval_reward_margin" in e]
+    if pairs:
+        first, final = pairs[0], pairs[-1]
+        console.print(f"held-out pairs after step {final['step']}: margin {final['eval_reward_margin']:.3f}, "
+                      f"accuracy {final['eval_accuracy']:.2f} (step {first['step']}: margin "
+                      f"{first['eval_reward_margin']:.3f}, accuracy {first['eval_accuracy']:.2f})")  # fmt: skip
     console.print(f"log, curve and model in {cfg.output_dir}")
 
 

@@ -14,13 +14,18 @@ reward; the logs carry their means, the margin and the accuracy (share of pairs 
 Pair files speak TRL's preference format: ``prompt`` / ``chosen`` / ``rejected``, standard (strings) or
 conversational (lists of chat messages), with an ``images`` column of screenshots for a VLM. :func:`export_pairs`
 writes Parquet (images embedded) that ``datasets.load_dataset("parquet", ...)`` reads; :func:`load_pairs` reads
-TRL-format Parquet, JSON lines or a ``save_to_disk`` folder.
+TRL-format Parquet, JSON lines or a ``save_to_disk`` folder. Pairs from env episodes may carry the episode's
+``seed`` and ``task`` (extra columns TRL ignores): the training split a held-out split is checked against.
+
+Held-out evaluation: ``eval_seeds`` (task success of the policy rolled out in ``env_id``,
+:class:`trainers.heldout.EnvHeldOut`) and ``eval_data`` (the DPO statistics of held-out pairs) are logged before the
+first step, every ``eval_every`` steps and after the last.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +35,17 @@ import torch
 import torch.nn.functional as F
 
 from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
+from trainers.config_io import ConfigError
 from trainers.dpo_config import DPOConfig
+from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
 from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
-from trainers.policy import apply_lora, completion_logprobs, encode_batch, trainable_state
+from trainers.policy import (
+    apply_lora,
+    completion_logprobs,
+    encode_batch,
+    resolve_output_format,
+    trainable_state,
+)
 from trainers.run_log import RunLog, plot_curve
 
 
@@ -51,6 +64,8 @@ class PairSample:
         rejected: the dispreferred completion text.
         images: screenshots (H, W, 3 uint8 arrays or PIL images) the prompt's image parts refer to.
         kind: where the pair came from (``"beta"`` / ``"gamma"`` for MobileIPL trees), not exported.
+        seed: the env reset seed of the episode the pair came from, when it came from one (exported).
+        task: that episode's task name, when the env has several (exported).
     """
 
     prompt: str | list[dict[str, Any]]
@@ -58,6 +73,8 @@ class PairSample:
     rejected: str
     images: list[Any] = field(default_factory=list)
     kind: str = ""
+    seed: int | None = None
+    task: str | None = None
 
 
 # ----- the loss -------------------------------------------------------------------------------------------
@@ -162,6 +179,68 @@ def pair_margins(model: Any, gen: Any, pairs: Sequence[PairSample], batch_size: 
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def pair_stats(
+    model: Any,
+    gen: Any,
+    pairs: Sequence[PairSample],
+    ref_logps: tuple[torch.Tensor, torch.Tensor],
+    beta: float,
+    batch_size: int = 16,
+) -> dict[str, float]:
+    """:func:`dpo_loss`'s statistics of ``pairs`` under ``model`` against fixed reference log-probs, without
+    gradients, prefixed ``eval_`` (``eval_reward_margin``, ``eval_accuracy``, ``eval_logp_margin``,
+    ``eval_dpo_loss``); for held-out pairs. The model is put in eval mode and back in the mode it was in.
+
+    Args:
+        ref_logps: the reference's summed chosen and rejected log-probs, ``(P,)`` each (:func:`reference_logps`,
+            computed once: the reference is frozen).
+    """
+    training = bool(model.training)
+    model.eval()
+    chosen, rejected = [], []
+    try:
+        with torch.no_grad():
+            for k in range(0, len(pairs), batch_size):
+                c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size])
+                chosen.append(c.float())
+                rejected.append(r.float())
+    finally:
+        model.train(training)
+    _, stats = dpo_loss(torch.cat(chosen), torch.cat(rejected), ref_logps[0], ref_logps[1], beta)
+    return {f"eval_{k}": stats[k] for k in ("reward_margin", "accuracy", "logp_margin", "dpo_loss")}
+
+
+def split_check(pairs: Sequence[PairSample], eval_seeds: Sequence[int], held_pairs: Sequence[PairSample],
+                gen: Any = None, env_id: str = "") -> None:  # fmt: skip
+    """Refuse a held-out split that overlaps the training pairs (:class:`trainers.heldout.SplitOverlapError`).
+
+    * ``eval_seeds`` against the seeds the training pairs record; a training pair without one is a
+      :class:`ConfigError` (the split cannot be checked).
+    * ``held_pairs`` against the training pairs: the same prompt (the text the model reads; ``gen`` renders chat
+      prompts, else they are compared as messages), or the same recorded seed.
+    """
+    if eval_seeds:
+        unseeded = sum(p.seed is None for p in pairs)
+        if unseeded:
+            raise ConfigError(
+                f"{unseeded} of {len(pairs)} training pairs record no env seed, so eval_seeds cannot be checked "
+                "against the training split: export pairs from env episodes with their seed (PairSample.seed, "
+                "the 'seed' column export_pairs writes)"
+            )
+        check_no_overlap((p.seed for p in pairs), eval_seeds, f"{env_id} seeds".strip(),
+                         "the training pairs came from these seeds; pick eval_seeds outside them")  # fmt: skip
+    if held_pairs:
+
+        def key(p: PairSample) -> str:
+            return prompt_text(gen, p.prompt) if gen is not None else repr(p.prompt)
+
+        check_no_overlap(map(key, pairs), map(key, held_pairs), "pair prompts",
+                         "eval_data must hold pairs on prompts never trained on")  # fmt: skip
+        check_no_overlap((p.seed for p in pairs if p.seed is not None),
+                         (p.seed for p in held_pairs if p.seed is not None), "pair seeds",
+                         "eval_data's pairs must come from env seeds the training pairs did not")  # fmt: skip
+
+
 # ----- the optimisation loop, shared with MobileIPL's rounds --------------------------------------------
 
 
@@ -173,6 +252,9 @@ def optimise_pairs(
     out_dir: str | Path,
     resume: bool = False,
     desc: str = "dpo",
+    *,
+    held_out: Callable[[int], dict[str, Any]] | None = None,
+    eval_every: int = 0,
 ) -> list[dict[str, Any]]:
     """``epochs`` passes of AdamW over ``pairs`` in batches, with checkpoints, a JSONL log and resume.
 
@@ -186,6 +268,10 @@ def optimise_pairs(
         out_dir: the run folder (``metrics.jsonl``, ``checkpoint-*``).
         resume: continue from the latest checkpoint in ``out_dir``.
         desc: progress-bar label.
+        held_out: ``held_out(step)`` evaluates the policy and returns a record (``step`` and metrics); it is called
+            before the first step (on a fresh run), every ``eval_every`` steps and after the last, and must leave
+            torch's random state and the model's mode as it found them. Its metrics join the step's record.
+        eval_every: see ``held_out`` (0: only before the first step and after the last).
 
     Returns:
         One record per optimiser step run here.
@@ -200,6 +286,8 @@ def optimise_pairs(
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if resume else 0
     log = RunLog(out_dir / "metrics.jsonl", start)
+    if held_out is not None and start == 0:
+        log.write(held_out(0))  # the untrained policy: the baseline that "learned" is measured against
     bar = None
     if config.progress:
         from tqdm.auto import tqdm
@@ -216,6 +304,8 @@ def optimise_pairs(
         optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
         record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), **stats,
                   "lr": scheduler.get_last_lr()[0]}  # fmt: skip
+        if held_out is not None and due(step + 1, eval_every, total):
+            record.update({k: v for k, v in held_out(step + 1).items() if k != "step"})
         history.append(record)
         log.write(record)
         if bar is not None:
@@ -258,18 +348,61 @@ def save_policy(gen: Any, path: str | Path) -> Path:
 
 
 def train_dpo(config: DPOConfig) -> dict[str, Any]:
-    """Run DPO on ``config.data`` as configured; returns ``{"history": [per-step records], "model": ...}``."""
+    """Run DPO on ``config.data`` as configured; returns ``{"history": [per-step records], "eval": [held-out
+    records], "model": ...}``.
+
+    With ``eval_seeds`` and / or ``eval_data`` the held-out records (``step`` and ``eval_*`` metrics) come before the
+    first step, every ``eval_every`` steps and after the last; those after a step are also in its history record.
+
+    Raises:
+        SplitOverlapError: the held-out seeds or pairs overlap the training pairs (before any model loads, except
+            for a chat-prompt check, which needs the tokenizer's template).
+    """
+    from agents.lm_agent import resolve_format
+
     random.seed(config.seed)
     np.random.seed(config.seed)
     torch.manual_seed(config.seed)
     out_dir = Path(config.output_dir)
     pairs = load_pairs(config.data)
+    eval_seeds = config.eval_seed_list
+    held_pairs = load_pairs(config.eval_data) if config.eval_data else []
+    split_check(pairs, eval_seeds, held_pairs, env_id=config.env_id)
     gen, ref = load_policy(config, config.model)
-    history = optimise_pairs(config, gen, ref, pairs, out_dir, config.resume)
+    if held_pairs:
+        split_check(pairs, [], held_pairs, gen)  # chat prompts compared as the model reads them
+    evals: list[dict[str, Any]] = []
+    env_eval = None
+    if eval_seeds:
+        fmt = resolve_format(resolve_output_format(config.output_format, config.format_kwargs))
+        env_eval = EnvHeldOut(gen, config.env_id, config.env_kwargs, eval_seeds, config.eval_samples,
+                              fmt if fmt is not None else "auto", temperature=config.eval_temperature,
+                              max_new_tokens=config.eval_max_new_tokens, max_steps=config.eval_max_steps,
+                              num_envs=config.eval_num_envs)  # fmt: skip
+    ref_held = None
+    if held_pairs:
+        refs = [reference_logps(gen.model, gen, ref, held_pairs[k : k + 16]) for k in range(0, len(held_pairs), 16)]
+        ref_held = (torch.cat([r[0].float() for r in refs]), torch.cat([r[1].float() for r in refs]))
+
+    def held_out(step: int) -> dict[str, Any]:
+        row = env_eval(step) if env_eval is not None else {"step": step}
+        if ref_held is not None:
+            row.update(pair_stats(gen.model, gen, held_pairs, ref_held, config.beta))
+        evals.append(row)
+        return row
+
+    evaluating = env_eval is not None or ref_held is not None
+    history = optimise_pairs(config, gen, ref, pairs, out_dir, config.resume,
+                             held_out=held_out if evaluating else None, eval_every=config.eval_every)  # fmt: skip
+    if env_eval is not None:
+        env_eval.close()
     save_policy(gen, out_dir / "final")
     if config.plot:
-        plot_curve(out_dir / "metrics.jsonl", out_dir / "learning_curve.png", keys=("loss", "reward_margin", "accuracy"))
-    return {"history": history, "model": gen.model}
+        margin = ("reward_margin", "eval_reward_margin") if held_pairs else "reward_margin"
+        accuracy = ("accuracy", "eval_accuracy") if held_pairs else "accuracy"
+        keys: tuple[Any, ...] = ("loss", margin, accuracy) + ((EVAL_KEYS,) if eval_seeds else ())
+        plot_curve(out_dir / "metrics.jsonl", out_dir / "learning_curve.png", keys=keys)
+    return {"history": history, "eval": evals, "model": gen.model}
 
 
 # ----- TRL-format pair files ------------------------------------------------------------------------------
@@ -309,6 +442,10 @@ def export_pairs(pairs: Sequence[PairSample], path: str | Path) -> Path:
             rows["prompt"].append(p.prompt)
             rows["chosen"].append(p.chosen)
             rows["rejected"].append(p.rejected)
+    # Pairs from env episodes record where they came from (extra columns; TRL's loaders ignore them).
+    for name in ("seed", "task"):
+        if any(getattr(p, name) is not None for p in pairs):
+            rows[name] = [getattr(p, name) for p in pairs]
     ds = datasets.Dataset.from_dict(rows)
     if with_images:
         # Arrow cannot infer a type for PIL images: hand it PNG bytes, then declare the column as images.
@@ -380,6 +517,10 @@ def load_pairs(source: Any) -> list[PairSample]:
             prompt = [{"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
                        else [{k: v for k, v in part.items() if v is not None} for part in m["content"]]}
                       for m in prompt]  # fmt: skip
+        seed = row.get("seed")
+        if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool)):
+            raise PairFormatError(f"row {i}: 'seed' must be an integer env seed or null, got {seed!r}")
+        task = row.get("task")
         out.append(PairSample(prompt, _text_of(row["chosen"], "chosen", i), _text_of(row["rejected"], "rejected", i),
-                              list(row.get("images") or [])))  # fmt: skip
+                              list(row.get("images") or []), seed=seed, task=task))  # fmt: skip
     return out

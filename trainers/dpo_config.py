@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainers.config_io import ConfigError, load_config
+from trainers.heldout import check_eval_fields, resolve_seeds
 
 
 @dataclass
@@ -55,9 +56,42 @@ class DPOConfig:
     resume: bool = False
     """Continue from the latest checkpoint in ``output_dir``."""
     plot: bool = True
-    """Write ``learning_curve.png`` (loss, reward margin and accuracy against step)."""
+    """Write ``learning_curve.png`` (loss, reward margin and accuracy against step, held-out beside training)."""
     progress: bool = True
     """Show a progress bar."""
+    eval_data: str = ""
+    """Held-out pair file (same formats as ``data``), e.g. pairs from env seeds never trained on; every
+    evaluation logs its DPO statistics as ``eval_reward_margin``, ``eval_accuracy`` and ``eval_logp_margin``
+    beside the training ones (empty: none). A held-out pair whose prompt is also a training pair's, or whose
+    recorded seed is a training pair's, is refused at start (``trainers.heldout.SplitOverlapError``)."""
+    env_id: str = ""
+    """Registered gymnasium id the policy acts in, where ``eval_seeds`` are evaluated (empty: no task success)."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Constructor arguments of ``env_id``."""
+    output_format: str = "auto"
+    """Prompt/answer format the pairs were written in and the policy is run with in ``env_id``: ``auto``,
+    ``gui_r1``, ``text``, ``cell`` or ``box``."""
+    format_kwargs: dict[str, Any] | None = None
+    """Arguments of the format (``cell``: ``rows``, ``cols``)."""
+    eval_seeds: list[int] | dict[str, int] | None = None
+    """Held-out evaluation split: env reset seeds of ``env_id`` never trained on, as a list or ``{start: s, count:
+    n}``; ``None`` (default) evaluates no task success. The training split is the seeds the training pairs record
+    (the ``seed`` column ``trainers.dpo.export_pairs`` writes for pairs from env episodes); a seed in both, or a
+    training pair without a recorded seed, is refused at start."""
+    eval_every: int = 0
+    """Evaluate every this many optimiser steps, besides before the first step and after the last (0: only those
+    two)."""
+    eval_samples: int = 1
+    """Sampled rollouts per evaluation seed at ``eval_temperature``, besides the one greedy (temperature 0)
+    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
+    eval_temperature: float = 1.0
+    """Sampling temperature of the sampled evaluation rollouts."""
+    eval_max_new_tokens: int = 64
+    """Completion budget per evaluation step, in tokens."""
+    eval_max_steps: int = 50
+    """Step cap per evaluation episode (envs with their own end stop sooner)."""
+    eval_num_envs: int = 8
+    """Env copies the evaluation episodes are scheduled over."""
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -65,6 +99,12 @@ class DPOConfig:
         if not self.data:
             raise ConfigError("data is empty: set data to a pair file in TRL's prompt/chosen/rejected format")
         check_pair_fields(self)
+        check_eval_fields(self)
+
+    @property
+    def eval_seed_list(self) -> list[int]:
+        """The held-out seeds ``eval_seeds`` names (``[]`` without a split)."""
+        return resolve_seeds(self.eval_seeds)
 
     @classmethod
     def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> DPOConfig:
