@@ -17,6 +17,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+#: Clears every id stamp on the page and restarts the count at 0, so that the next extraction numbers elements
+#: in DOM order as on a freshly loaded page. For envs that start a new episode in the same document (MiniWoB):
+#: without it ids keep counting across episodes and one seed's observation differs between resets.
+RESTART_ELEMENT_IDS_JS = (
+    "() => { for (const el of document.querySelectorAll('[data-guigym-id]')) el.removeAttribute('data-guigym-id');"
+    " window.__guigymNext = 0; }"
+)
+
 #: Characters allowed in the env's Text spaces (JSON, URLs, page text). Page text outside it becomes "?".
 CHARSET: str = (
     string.ascii_letters

@@ -21,6 +21,7 @@ from typing import Any
 from gymnasium import spaces
 
 from gui_envs.actions import ActionSpace, coerce_action
+from gui_envs.browser.observation import RESTART_ELEMENT_IDS_JS
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
 from gui_envs.errors import ResetNeededError
@@ -76,6 +77,9 @@ _START_JS = """([seed, mode, maxTime]) => {
   core.EPISODE_MAX_TIME = maxTime;
   if (core.EP_TIMER !== null) { clearTimeout(core.EP_TIMER); core.EP_TIMER = null; }
   core.startEpisodeReal();
+  // The clock is lifted, so its countdown says nothing, and a ticking number would make two resets with one seed
+  // look different: show MiniWoB's idle '-' instead.
+  core.clearTimer();
   return WOB_TASK_READY;
 }"""
 # An agent may navigate away from the task page (back to about:blank, say): that page has no MiniWoB globals,
@@ -184,6 +188,7 @@ class MiniWoBEnv(WebEnvBase):
             # startEpisodeReal resets only the vertical scroll; a dialog of the last episode may have moved
             # the page sideways.
             h.page.evaluate("() => window.scrollTo(0, 0)")
+            h.page.evaluate(RESTART_ELEMENT_IDS_JS)  # a reused page numbers its elements as a fresh load does
             state = h.page.evaluate(_STATE_JS)
             return state, *self._page_observer()(h.page)
 
