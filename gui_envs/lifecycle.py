@@ -131,6 +131,17 @@ def check_reset_options(env: Any, options: Any) -> None:
             raise ResetOptionsError(f"{name} reset option {key!r} must be {option.what}, got {safe_repr(value)}")
 
 
+def check_render_mode(env_type: type, render_mode: Any) -> None:
+    """Raise ``ValueError`` when ``render_mode`` is neither ``None`` nor one of ``env_type.metadata["render_modes"]``.
+
+    Gymnasium only warns about an unknown mode, and an env that ignores it would then render nothing without a
+    word; the message names the modes the env accepts.
+    """
+    modes = list(getattr(env_type, "metadata", {}).get("render_modes", []))
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(cap_message(f"render_mode={safe_repr(render_mode)} is unknown; use None or one of {modes}"))
+
+
 def guarded_reset(reset: F) -> F:
     """``reset`` under the life-cycle rules (module docstring): refused once closed, options checked first, and the
     episode running only once it returns."""

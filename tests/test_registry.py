@@ -77,3 +77,17 @@ def _assert_equal(a: object, b: object) -> None:
         np.testing.assert_array_equal(a, b)
     else:
         assert a == b
+
+
+@pytest.mark.parametrize("env_id", [*IDS, MINIWOB_SAMPLE[0]])
+def test_an_unknown_render_mode_is_refused_and_every_id_declares_render_fps(env_id: str) -> None:
+    import warnings
+
+    spec = gym.spec(env_id)
+    env_type = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else None
+    metadata = getattr(env_type, "metadata", None) or {}
+    assert metadata.get("render_fps", 0) > 0 and metadata.get("render_modes"), (env_id, metadata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # gymnasium warns before the env refuses
+        with pytest.raises(ValueError, match="render_mode"):
+            gym.make(env_id, render_mode="bogus")

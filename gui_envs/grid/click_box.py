@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
+from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
 #: What the instruction names the target by: its label (listed in ``elements``) or its colour (seen in pixels).
 TARGET_BY = ("label", "colour")
@@ -107,7 +107,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         render_mode: ``"rgb_array"`` or ``None``.
     """
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -136,6 +136,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             )
         self.n_boxes, self.canvas_px, self.min_side, self.max_side = n_boxes, canvas_px, min_side, max_side
         self.target_by = target_by
+        check_render_mode(type(self), render_mode)
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
             {

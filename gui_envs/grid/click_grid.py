@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
+from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
 #: Cell labels in reading order.
 LABELS = "abcdefghi"
@@ -67,7 +67,7 @@ class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         render_mode: ``"rgb_array"`` or ``None``.
     """
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 1}
 
     def __init__(self, rows: int = 3, cols: int = 3, cell_px: int = 32, render_mode: str | None = None) -> None:
         if not (1 <= rows <= 3 and 1 <= cols <= 3 and rows * cols >= 2):
@@ -75,6 +75,7 @@ class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         if cell_px < 4:
             raise ValueError(f"cell_px must be >= 4 pixels, got {cell_px}")
         self.rows, self.cols, self.cell_px = rows, cols, cell_px
+        check_render_mode(type(self), render_mode)
         self.render_mode = render_mode
         h, w = rows * cell_px, cols * cell_px
         self.observation_space = spaces.Dict(

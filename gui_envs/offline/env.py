@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.errors import ResetNeededError
-from gui_envs.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
+from gui_envs.lifecycle import GuardedClose, ResetOption, check_render_mode, guarded_reset, guarded_step
 from gui_envs.offline.conventions import convention_for
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.gui_r1 import gui_r1_prediction
@@ -141,6 +141,7 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         self.episodes: list[OfflineEpisode] = list(episodes)
         self.convention = convention_for(dataset)
         self.step_level = step_level
+        check_render_mode(type(self), render_mode)
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
             {
