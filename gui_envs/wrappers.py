@@ -16,6 +16,12 @@ sees); the formulas live in :mod:`rewards` and are only called here. Switch fami
 
 The wrapper recognises three kinds of env from their privileged facts (``privileged_of(env)``):
 
+* **GUI planning** (a multi-step task env, :class:`~gui_envs.tasks.env.TaskEnv`: the web sites and the phone, when the
+  wrapper plans, see ``planning``): every step is graded against the oracle's next move on the screen the agent
+  saw (its type, text and arguments, and the privileged ``"target_bbox"`` for pointer actions), and the episode is
+  graded once, at its last step, with the paper's planning reward (:func:`rewards.ssl.gui_ssl_reward`, SSL
+  section 3.3 "Extension to GUI Planning", App. B.3 Table 5 and App. B.4 "GUI Planning"); see
+  :class:`SweetSpotReward`.
 * **GUI** (the privileged facts after reset or after the previous step hold ``"target_bbox"``): the step is graded as one
   grounding step against that box, ``(x1, y1, x2, y2)`` in screenshot pixels. The box is the target of the
   *next* action, so the wrapper remembers it from reset / the previous step. The action's location is what is
@@ -40,8 +46,11 @@ Any other step is not graded (env reward passes through).
   score (grids), the trajectory's shortest-path progress so far (navigate).
 * ``"sweet_spot"``: its tier ``S_hat`` in [0, 1] with this wrapper's ``zones`` / ``zone_value`` (grids: the
   blockwise score, whose block values are already tiered, App. B.2).
-* ``"env_reward"``: the env's own reward; ``"reward_mode"``: ``"gui"``, ``"grid"``, ``"navigate"`` or
+* ``"env_reward"``: the env's own reward; ``"reward_mode"``: ``"plan"``, ``"gui"``, ``"grid"``, ``"navigate"`` or
   ``None`` (not graded); ``"reward_error"`` when the env's target box is malformed (the step is not graded).
+* Planning steps: ``"binary_reward"``, ``"proximity"`` and ``"sweet_spot"`` are the step's ``C(a_t)``, ``h(s_t, a_t)``
+  and its tier, and at the episode's last step the trajectory's ``C(tau)``, ``S(tau)`` and ``S_hat(tau)``;
+  ``"plan_steps"`` counts the graded steps so far.
 """
 
 from __future__ import annotations
@@ -50,7 +59,7 @@ import difflib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, SupportsFloat
+from typing import Any, ClassVar, Literal, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -62,6 +71,7 @@ from gui_envs.grid.arc import ArcEnv
 from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
 from gui_envs.privileged import privileged_of
+from gui_envs.tasks.env import TaskEnv
 from rewards.baselines import cell_match_fraction, gaussian_point_reward, gui_r1_reward
 from rewards.geometry import InvalidBoxError, as_box, box_center
 from rewards.ssl import (
@@ -69,16 +79,17 @@ from rewards.ssl import (
     arc_blockwise_score,
     blockwise_score,
     discretise,
+    gui_ssl_reward,
     ssl_reward,
     step_correct,
     step_proximity,
     sudoku_blockwise_score,
     zone_boundaries,
 )
-from rewards.steps import StepPrediction, StepTarget
+from rewards.steps import GROUNDING_TYPES, StepPrediction, StepTarget
 
 Point = tuple[float, float]
-RewardMode = Literal["gui", "grid", "navigate"]
+RewardMode = Literal["plan", "gui", "grid", "navigate"]
 TrajectoryProximity = Literal["final", "mean"]
 #: A grid is scored the way SSL App. B.2 scores its task; other grid envs get the resampling form, which
 #: equals the plain blockwise score whenever the shapes already agree.
@@ -87,8 +98,12 @@ GRID_SCORES: dict[type, Callable[[ArrayLike, ArrayLike], float]] = {
     SudokuEnv: sudoku_blockwise_score,
     ArcEnv: arc_blockwise_score,
 }
-#: Every graded step is a grounding step against this target (see the module docstring).
+#: Every graded step of a one-step grounding env is a grounding step against this target (see the module docstring).
 _GROUNDING = "click"
+#: Action arguments a planning step must repeat exactly (besides its type, its text and, for pointer actions, its
+#: place): what to scroll, which key, app, page or ending. A scroll's ``amount`` and a stop's ``answer`` are not
+#: compared (the env judges the answer: ``C``'s goal condition).
+PLAN_ARGS: tuple[str, ...] = ("direction", "key", "app", "target", "url", "status")
 
 
 class RewardConfigError(ValueError):
@@ -116,6 +131,10 @@ class StepEvidence:
         box: GUI: the remembered target box ``(x1, y1, x2, y2)`` pixels.
         submission: grids: the submitted grid, ``None`` when unparseable.
         solution: grids: the reference grid.
+        plan_targets: planning, at the episode's last step: the oracle's move of every graded step.
+        plan_preds: planning, at the episode's last step: the agent's action of every graded step (``None``:
+            malformed).
+        goal_reached: planning: the env's ``"success"`` (App. B.4 condition 4).
     """
 
     mode: RewardMode | None
@@ -130,6 +149,9 @@ class StepEvidence:
     box: tuple[float, float, float, float] | None = None
     submission: Any = None
     solution: Any = None
+    plan_targets: tuple[StepTarget, ...] = ()
+    plan_preds: tuple[StepPrediction | None, ...] = ()
+    goal_reached: bool = False
 
 
 class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
@@ -144,7 +166,13 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             :func:`rewards.ssl.gaussian_field`).
         trajectory: navigate: how step progress becomes the trajectory proximity ``S``: ``"final"``
             (progress at the last step, default) or ``"mean"`` (Eq. 3, the mean over the steps).
+        planning: on a multi-step task env (:class:`~gui_envs.tasks.env.TaskEnv`), grade steps as planning steps
+            (type, text, arguments, place; the module docstring) instead of as clicks on the oracle's next box;
+            ``None`` takes the class's :attr:`PLANNING`. Other envs ignore it.
     """
+
+    #: Whether the wrapper grades a multi-step task env's episodes as planning trajectories by default.
+    PLANNING: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -154,10 +182,16 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
         zone_value: ZoneValue = "lower",
         edge_sigmas: float | None = None,
         trajectory: TrajectoryProximity = "final",
+        planning: bool | None = None,
     ) -> None:
         # Recorded so that gym.make(env.spec) can rebuild the wrapped env (check_env's determinism check).
         gym.utils.RecordConstructorArgs.__init__(
-            self, zones=zones, zone_value=zone_value, edge_sigmas=edge_sigmas, trajectory=trajectory
+            self,
+            zones=zones,
+            zone_value=zone_value,
+            edge_sigmas=edge_sigmas,
+            trajectory=trajectory,
+            planning=planning,
         )
         super().__init__(env)
         try:
@@ -178,6 +212,13 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
         self._last_obs: Any = None
         self._last_priv: Mapping[str, Any] = {}
         self._progress: list[float] = []
+        wanted = type(self).PLANNING if planning is None else bool(planning)
+        self.planning = wanted and isinstance(env.unwrapped, TaskEnv)
+        # Planning: the oracle's move on the screen the agent sees now (None: this step is not graded), and the
+        # graded steps of the episode so far.
+        self._plan_next: StepTarget | None = None
+        self._plan_targets: list[StepTarget] = []
+        self._plan_preds: list[StepPrediction | None] = []
 
     # ----- the one method subclasses write ------------------------------------------------------------
     def shape(self, ev: StepEvidence) -> float:
@@ -188,6 +229,9 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
         obs, info = self.env.reset(seed=seed, options=options)
         self._last_obs, self._last_priv, self._progress = obs, privileged_of(self.env), []
+        self._plan_targets, self._plan_preds = [], []
+        if self.planning:
+            self._plan_next = self._oracle_target(self._last_priv)
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -198,7 +242,10 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             ev = self._evidence(action, info, priv, float(env_reward), bool(terminated or truncated))
         except InvalidBoxError as exc:  # the env's box is malformed: an env bug, never the agent's
             ev, info["reward_error"] = StepEvidence(None, env_reward=float(env_reward)), str(exc)
-        reward = ev.env_reward if ev.mode is None else float(self.shape(ev))
+        if ev.mode is not None:
+            reward = float(self.shape(ev))
+        else:  # not graded: the env's reward, except mid-plan, where only the trajectory's last step pays
+            reward = 0.0 if self.planning and not (terminated or truncated) else ev.env_reward
         graded = ev.mode is not None
         info.update(
             env_reward=ev.env_reward,
@@ -208,6 +255,10 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             sweet_spot=ev.sweet_spot if graded else None,
         )
         self._last_obs, self._last_priv = obs, priv
+        if self.planning:
+            info["plan_steps"] = len(self._plan_targets)
+            # The next step is graded against the oracle's move on the screen this step left.
+            self._plan_next = None if terminated or truncated else self._oracle_target(priv)
         return obs, reward, terminated, truncated, info
 
     # ----- evidence -----------------------------------------------------------------------------------
@@ -223,6 +274,8 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
         done: bool,
     ) -> StepEvidence:
         """``info`` and ``priv``: the public info and the privileged facts after this step."""
+        if self.planning:
+            return self._plan_evidence(action, info, env_reward, done)
         if "target_bbox" in self._last_priv:
             raw_box = self._last_priv["target_bbox"]
             if raw_box is None:
@@ -257,6 +310,60 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             prediction=pred,
             box=box,
         )
+
+    def _oracle_target(self, priv: Mapping[str, Any]) -> StepTarget | None:
+        """The oracle's next move on the current screen as a step target, or ``None`` when it cannot grade: the
+        oracle's plan broke (it gives up with ``oracle_error``), or a pointer move has no target box."""
+        move = self.env.unwrapped.oracle_action()  # type: ignore[attr-defined]  (a TaskEnv; cached per state)
+        if move.type == "stop" and move.status == "failure" and priv.get("oracle_error"):
+            return None
+        box = None
+        if move.type in GROUNDING_TYPES:
+            try:
+                box = tuple(float(v) for v in as_box(priv.get("target_bbox")))
+            except (InvalidBoxError, TypeError, ValueError):
+                return None
+        text = (move.text or "") if move.type == "type" else None
+        return StepTarget(move.type, box=box, text=text, args=_plan_args(move))  # type: ignore[arg-type]
+
+    def _plan_evidence(
+        self, action: Any, info: Mapping[str, Any], env_reward: float, done: bool
+    ) -> StepEvidence:
+        # SSL App. B.3 Table 5 "GUI Planning" (h) and App. B.4 "GUI Planning" (C), per step; the trajectory's
+        # C(tau), S(tau) (Eq. 3) and S_hat at the last step, from rewards.ssl.gui_ssl_reward.
+        target = self._plan_next
+        if target is not None:
+            self._plan_targets.append(target)
+            self._plan_preds.append(plan_prediction(action, self._last_obs))
+        goal = bool(info.get("success", False))
+        if done:
+            if not self._plan_targets:  # no step could be graded: only the goal counts
+                return StepEvidence(
+                    "plan", correct=float(goal), done=True, env_reward=env_reward, goal_reached=goal
+                )
+            targets, preds = tuple(self._plan_targets), tuple(self._plan_preds)
+            kw = {"n_zones": self.zones, "edge_sigmas": self.edge_sigmas}
+            correct = goal and all(step_correct(t, p) for t, p in zip(targets, preds, strict=True))
+            s = float(np.mean([step_proximity(t, p, **kw) for t, p in zip(targets, preds, strict=True)]))  # type: ignore[arg-type]
+            return StepEvidence(
+                "plan",
+                correct=float(correct),
+                proximity=s,
+                sweet_spot=self._tier(s),
+                done=True,
+                env_reward=env_reward,
+                plan_targets=targets,
+                plan_preds=preds,
+                goal_reached=goal,
+            )
+        if target is None:
+            return StepEvidence(None, env_reward=env_reward)
+        pred = self._plan_preds[-1]
+        h = step_proximity(target, pred, n_zones=self.zones, edge_sigmas=self.edge_sigmas)
+        return StepEvidence(
+            "plan", correct=float(step_correct(target, pred)), proximity=h, sweet_spot=self._tier(h),
+            env_reward=env_reward, goal_reached=goal,
+        )  # fmt: skip
 
     def _grid_evidence(self, info: Mapping[str, Any], env_reward: float, done: bool) -> StepEvidence:
         # SSL section 3.3 "Blockwise Sweet-Spot Construction", App. B.2; C from the env's App. B.4 verifier.
@@ -300,8 +407,24 @@ class SweetSpotReward(ProximityRewardWrapper):
     Unitless; ``C`` in {0, 1} and ``S_hat`` in [0, 1], so ``R`` is in ``[0, 1 + alpha]`` (times the ARC
     answer weight ``1 / n``).
 
-    * GUI: ``C = 1[p in B]``, ``S_hat`` the zone of ``phi(p; B)`` (App. B.1). A click at the box centre earns
-      ``1 + alpha * tau_1 = 1 + 0.2 * exp(-1/2)`` with ``zone_value="lower"``, ``1 + alpha`` with
+    * GUI planning, multi-step episodes on the web sites and the phone (seed 000, section 3.3 "Extension to GUI
+      Planning"; App. B.3 Table 5; App. B.4 "GUI Planning"), the paper's planning reward
+      :func:`rewards.ssl.gui_ssl_reward`, not a click score per step. Each step's reference is the oracle's next move
+      on the screen the agent saw. Its step proximity ``h`` is ``phi(p; B)`` for a pointer action (click, long
+      press, drag: the right type, the point in the target box ``B``), and the binary ``C(a_t)`` for any other (the
+      right type, and for ``type`` exactly the right text, whitespace-normalised; scroll direction, key, app,
+      navigation target and stop status must match too); a wrong action type scores 0. ``C(tau)`` is 1 when every
+      step is correct (App. B.4 conditions 1-3) and the env judges the task done (condition 4); ``S(tau)`` is the
+      mean of ``h`` (Eq. 3), tiered into ``S_hat``. ``R(tau) = C(tau) + alpha * S_hat(tau)`` is paid once, at the
+      episode's last step (terminated or truncated; earlier steps earn 0), so give the env a ``max_steps`` no
+      larger than a trainer's episode cap. Chosen here: a step the oracle cannot grade (its plan broke, or its
+      pointer move names no box) is left out of ``C`` and ``S``; an episode with no graded step earns ``C = 1`` for
+      the goal only. The env's oracle advances only when the agent takes its very move (:mod:`gui_envs.tasks.oracle`),
+      so after a right-but-different action (another point in the same box) the next reference may be the same
+      plan step again. ``planning=False`` restores the click score below.
+    * GUI grounding (one-step envs: ``ClickBox``, ``ClickGrid``, the grounding envs, offline datasets; and task envs
+      with ``planning=False``): ``C = 1[p in B]``, ``S_hat`` the zone of ``phi(p; B)`` (App. B.1). A click at the
+      box centre earns ``1 + alpha * tau_1 = 1 + 0.2 * exp(-1/2)`` with ``zone_value="lower"``, ``1 + alpha`` with
       ``"upper"``; a click outside the box earns 0 (``phi = 0`` outside, correctness first).
     * Grids: ``C`` the env's verifier, ``S_hat`` the blockwise score (App. B.2; Sudoku by subgrid, ARC after
       nearest-neighbour resampling to the reference's size).
@@ -323,8 +446,10 @@ class SweetSpotReward(ProximityRewardWrapper):
     Args:
         env: the env to wrap.
         alpha: weight of the sweet-spot term (> 0; the paper sweeps 0.1-0.5).
-        zones: ``K``; zone_value, edge_sigmas, trajectory: see :class:`ProximityRewardWrapper`.
+        zones: ``K``; zone_value, edge_sigmas, trajectory, planning: see :class:`ProximityRewardWrapper`.
     """
+
+    PLANNING = True
 
     def __init__(
         self,
@@ -335,11 +460,17 @@ class SweetSpotReward(ProximityRewardWrapper):
         *,
         edge_sigmas: float | None = None,
         trajectory: TrajectoryProximity = "final",
+        planning: bool | None = None,
     ) -> None:
         if not (isinstance(alpha, int | float) and alpha > 0):
             raise RewardConfigError(f"alpha={alpha!r} must be a positive number (the paper uses 0.1-0.5)")
         super().__init__(
-            env, zones=zones, zone_value=zone_value, edge_sigmas=edge_sigmas, trajectory=trajectory
+            env,
+            zones=zones,
+            zone_value=zone_value,
+            edge_sigmas=edge_sigmas,
+            trajectory=trajectory,
+            planning=planning,
         )
         self.alpha = float(alpha)
         gym.utils.RecordConstructorArgs.__init__(
@@ -349,11 +480,17 @@ class SweetSpotReward(ProximityRewardWrapper):
             zone_value=zone_value,
             edge_sigmas=edge_sigmas,
             trajectory=trajectory,
+            planning=planning,
         )
 
     def shape(self, ev: StepEvidence) -> float:
-        if ev.mode == "navigate" and not ev.done:
+        if ev.mode in ("navigate", "plan") and not ev.done:
             return 0.0
+        if ev.mode == "plan" and ev.plan_targets:
+            return gui_ssl_reward(
+                ev.plan_targets, ev.plan_preds, alpha=self.alpha, n_zones=self.zones, edge_sigmas=self.edge_sigmas,
+                zone_value=self.zone_value, goal_reached=ev.goal_reached,
+            )  # fmt: skip
         return ev.weight * float(ssl_reward(ev.correct, ev.sweet_spot, self.alpha))
 
 
@@ -364,16 +501,22 @@ class BinaryReward(ProximityRewardWrapper):
       :func:`rewards.baselines.gui_r1_reward`): accuracy is the located action inside the box (no
       ground-truth point is given, so the 140 px radius does not apply); a well-formed action without a
       location earns the format term 0.2; a malformed action 0.
+    * GUI planning (multi-step task envs): the trajectory's ``C(tau)`` of :class:`SweetSpotReward` at the episode's
+      last step (every step right and the task done), 0 before; so the two differ by ``alpha * S_hat`` only.
     * Grids: ``C`` (the env's verifier), times the ARC answer weight.
     * Maze navigate: ``C``, i.e. 1.0 on the step that reaches the goal and 0 otherwise.
 
     Unitless, in [0, 1]. Keyword arguments (zones, ...) only set the logged ``"sweet_spot"`` tier.
     """
 
+    PLANNING = True
+
     def shape(self, ev: StepEvidence) -> float:
         if ev.mode == "gui":
             assert ev.box is not None  # every GUI evidence carries its box
             return gui_r1_reward(ev.prediction, StepTarget(_GROUNDING, box=ev.box))
+        if ev.mode == "plan" and not ev.done:
+            return 0.0
         return ev.weight * ev.correct
 
 
@@ -385,6 +528,8 @@ class ContinuousReward(ProximityRewardWrapper):
     * Grids: the cell-level match fraction (:func:`rewards.baselines.cell_match_fraction`), times the ARC
       answer weight; 0 for a missing grid.
     * Maze navigate: the untiered trajectory proximity ``S`` (progress, 1 at the goal) at the last step.
+    * Task envs grade each step as a click on the oracle's next box (above), unless ``planning=True``: then the
+      untiered planning ``S(tau)`` at the episode's last step.
 
     Unitless, in [0, 1].
 
@@ -465,6 +610,30 @@ def as_action(action: Any) -> Action | None:
     return coerce_action(action, allow_point=True)[0]
 
 
+def _plan_args(action: Action) -> dict[str, Any]:
+    return {name: getattr(action, name) for name in PLAN_ARGS if getattr(action, name) is not None}
+
+
+def plan_prediction(action: Any, observation: Any) -> StepPrediction | None:
+    """``action`` as a planning step's prediction (``None`` when it is malformed): its type, its place in pixels
+    (:func:`action_point`: the point, else the centre of its element in ``observation``), its drag end, its text and
+    its :data:`PLAN_ARGS`.
+
+    >>> plan_prediction('{"type": "type", "text": "milk"}', None)
+    StepPrediction(action_type='type', point=None, end_point=None, text='milk', args={})
+    """
+    act = as_action(action)
+    if act is None:
+        return None
+    return StepPrediction(
+        act.type,
+        point=action_point(act, observation),
+        end_point=act.end_point,
+        text=act.text,
+        args=_plan_args(act),
+    )
+
+
 def action_point(action: Action, observation: Any) -> Point | None:
     """Where ``action`` points, in pixels: its ``point``, else the centre of its element's bbox, else ``None``.
 
@@ -502,7 +671,9 @@ __all__ = [
     "StepEvidence",
     "SweetSpotReward",
     "UnknownRewardError",
+    "PLAN_ARGS",
     "action_point",
     "as_action",
+    "plan_prediction",
     "with_reward",
 ]
