@@ -7,10 +7,13 @@ Three stages turn one expert demonstration into label functions:
    ``Click the button 'Add to Wish List'``; on the phone ``Tap ...``). The element comes from the recorded
    :class:`~gui_envs.verifiers.api.TrajectoryView` (the element list the env recorded before the step).
 2. **Key-step identification** (section 3.1.2): with any LLM callable (``prompt -> text``) and App. A.1's prompt,
-   or with a deterministic rule that needs no model (:func:`rule_key_steps`).
+   or with a deterministic rule that needs no model (:func:`rule_key_steps`, the default: the steps that change
+   app state, type text, pick from a dropdown, open an app or stop with an answer).
 3. **Label-function synthesis** (section 3.1.3): with the LLM and App. A.2's prompt, up to 5 attempts per key step,
    each run in the sandbox on the expert trajectory, which must pass; or with the deterministic synthesiser
-   (:func:`gui_envs.verifiers.synth.synthesise`), whose functions are sandbox-checked the same way.
+   (:func:`gui_envs.verifiers.synth.synthesise`), whose functions are sandbox-checked the same way; on this
+   default path each function that checks an action is tied to the rule's key step it verifies (the record
+   carries the step's semantic description), and a function for an action that is no key step is dropped.
 
 :func:`synthesis_metrics` reports OSR, FTSR and ESP (App. E.2) over the synthesis records.
 """
@@ -287,14 +290,51 @@ def llm_synthesise(
     return out
 
 
+#: The validators that check one action of the trajectory (the others check app state, a location or a stop).
+_STEP_VALIDATORS = ("validate_app_opened", "validate_type_action", "validate_click_action")
+
+
+def _key_step_of(call: str, view: TrajectoryView, keys: Sequence[int], used: set[int]) -> int | None:
+    """The first unused key step whose action ``call`` (a step validator's call) checks, else ``None``."""
+    for k in keys:
+        s = view.steps[k]
+        if k in used:
+            continue
+        if (
+            (call.startswith("validate_app_opened(") and s.action == "open_app" and repr(str(s.app)) in call)
+            or (call.startswith("validate_type_action(") and s.action == "type" and repr(str(s.typed_text)) in call)
+            or (call.startswith("validate_click_action(") and s.action in CLICK_TYPES and repr(str(s.text)) in call)
+        ):
+            return k
+    return None
+
+
 def rule_synthesise(trajectory: Any, timeout_s: float = 2.0) -> list[SynthesisRecord]:
-    """The deterministic synthesiser's functions (:mod:`gui_envs.verifiers.synth`), each sandbox-checked on
-    ``trajectory`` like an LLM attempt (one attempt each)."""
+    """Section 3.1 without a model: semantic descriptions (3.1.1), key steps by :func:`rule_key_steps` (3.1.2),
+    and the deterministic synthesiser's functions (:mod:`gui_envs.verifiers.synth`, 3.1.3), each sandbox-checked
+    on ``trajectory`` like an LLM attempt (one attempt each).
+
+    A function that checks one action is tied to the key step it verifies (its record carries that step's index
+    and description); one whose action is not a key step is dropped, as the LLM path never writes a function for
+    a step it did not pick. Functions on app state, a location or a stop are kept with step ``-1``.
+    """
     view = view_of(trajectory)
+    descriptions = semantic_descriptions(view)
+    keys = rule_key_steps(view)
+    used: set[int] = set()
     out = []
     for code in synthesise(view):
+        call = _call_of(code)
+        step = -1
+        if call.startswith(_STEP_VALIDATORS):
+            found = _key_step_of(call, view, keys, used)
+            if found is None:
+                continue  # the action is not a key step: no function for it
+            step = found
+            used.add(found)
         why = _passes(code, view, timeout_s)
-        record = SynthesisRecord(-1, _call_of(code), code if why is None else None, 1, 1 if why is None else None)
+        description = descriptions[step] if step >= 0 else call
+        record = SynthesisRecord(step, description, code if why is None else None, 1, 1 if why is None else None)
         if why is not None:
             record.errors.append(why)
         out.append(record)
@@ -309,8 +349,9 @@ def _call_of(code: str) -> str:
 def abstract(
     trajectory: Any, llm: LLM | None = None, max_attempts: int = MAX_ATTEMPTS, timeout_s: float = 2.0
 ) -> list[SynthesisRecord]:
-    """Section 3.1 end to end: key steps then label functions, by ``llm`` or by rule. The accepted functions
-    are ``[r.code for r in records if r.code]``, in temporal order."""
+    """Section 3.1 end to end: semantic descriptions, key steps, then label functions, by ``llm`` (App. A.1 and
+    A.2) or, the default, by rule (:func:`rule_synthesise`). The accepted functions are
+    ``[r.code for r in records if r.code]``, in temporal order."""
     if llm is None:
         return rule_synthesise(trajectory, timeout_s)
     return llm_synthesise(trajectory, key_steps(trajectory, llm), llm, max_attempts, timeout_s)

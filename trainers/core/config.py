@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from trainers.config_io import ConfigError, load_config
+from trainers.heldout import resolve_seeds
 
 
 @dataclass
@@ -26,7 +27,18 @@ class CoreConfig:
     seed_base: int = 100
     """First task seed (the checked-in verifier sets use seed 3)."""
     test_fraction: float = 0.3
-    """Templates held out for generalisation, stratified by difficulty (App. B.3: 7:3)."""
+    """Templates held out for generalisation, stratified by difficulty (App. B.3: 7:3); unused when
+    ``test_templates`` names them."""
+    test_templates: list[str] = field(default_factory=list)
+    """Held-out templates (``ENV_ID:template``), never trained on: the unseen-template ("generalisation") split.
+    Empty: ``test_fraction`` of ``templates`` is drawn. Naming a training template is a ``SplitOverlapError``."""
+    eval_seeds: list[int] | dict[str, int] | None = None
+    """Held-out task seeds of the training templates (targets and app contents never trained on), a list or
+    ``{start, count}``; ``None``: no unseen-seed split. Overlapping the training seeds ``seed_base ..
+    seed_base + seeds_per_template - 1`` is a ``SplitOverlapError`` at start."""
+    eval_samples: int = 1
+    """Sampled rollouts (at the sampling temperature) per held-out task and evaluation, beside the greedy one
+    (0: greedy only). Every iteration, including behaviour cloning, is evaluated after its SFT."""
     demo_fraction: float = 0.2
     """Fraction of the training tasks with an oracle demonstration (App. B.2: 16-19%)."""
     iterations: int = 3
@@ -51,7 +63,8 @@ class CoreConfig:
     scripted_max_steps: int = 30
     """Episode step cap of the oracle demonstrations and the scripted samples (steps; it only stops a stuck plan)."""
     output_format: str = "auto"
-    """Prompt/answer format of the policy (``auto``, ``gui_r1``, ``text``)."""
+    """Prompt/answer format of the policy (``auto``, ``gui_r1``, ``text``, or ``element``: one letter per
+    clickable element, :class:`agents.prompts.element.ElementFormat`, which a tiny model can learn on CPU)."""
     graph_expansion: bool = True
     """Expand strategy graphs with new successful routes (``--no-graph-expansion`` turns it off)."""
     extrapolation: bool = True
@@ -66,6 +79,8 @@ class CoreConfig:
     """Cap on tasks mined per iteration (failures first in sampling order)."""
     epochs: int = 1
     """SFT epochs per iteration (App. B.4: 10, 5 when data is scarce)."""
+    bc_epochs: int = 0
+    """SFT epochs of behaviour cloning (iteration 0); 0: ``epochs``."""
     batch_size: int = 8
     """SFT samples (steps) per optimiser step."""
     learning_rate: float = 1e-5
@@ -97,6 +112,14 @@ class CoreConfig:
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+        if not (isinstance(self.eval_samples, int) and self.eval_samples >= 0):
+            raise ConfigError(f"eval_samples must be an integer >= 0, got {self.eval_samples!r}")
+        if not (isinstance(self.bc_epochs, int) and self.bc_epochs >= 0):
+            raise ConfigError(f"bc_epochs must be an integer >= 0 (0: epochs), got {self.bc_epochs!r}")
+        resolve_seeds(self.eval_seeds)  # a malformed split is a config error at load time
+        for item in self.test_templates:
+            if ":" not in item:
+                raise ConfigError(f"test_templates entries are ENV_ID:template, got {item!r}")
         if not 0 <= self.scripted_samples < self.samples_per_task:
             raise ConfigError(f"scripted_samples must be in [0, samples_per_task - 1] (the policy needs a sample), got {self.scripted_samples}")
         for name in ("test_fraction", "demo_fraction"):

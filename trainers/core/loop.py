@@ -12,7 +12,13 @@
         SFT pi^(i-1) on dataset_i -> pi^(i)
 
 Test-template trajectories are only scored ("generalisation"); "overall" is the success of the policy's samples
-on every task (Table 1 of seed 002). Every artefact of an iteration is built in a temporary folder and moved into
+on every task (Table 1 of seed 002). Held-out evaluation: after every iteration's SFT (behaviour cloning
+included) the new policy plays, greedily and sampled, (a) the training templates on seeds never trained on
+(``eval_seeds``: ``heldout_greedy`` / ``heldout_sampled``, the learning figure) and (b) the test templates
+(``unseen_template_greedy`` / ``unseen_template_sampled``, generalisation); a held-out split that overlaps the
+training split is a :class:`~trainers.heldout.SplitOverlapError` before any work. Kept trajectories are counted
+by source: ``kept_oracle`` (the demonstrations), ``kept_policy`` (the policy's own samples, verified),
+``kept_policy_relabelled`` (its failures relabelled by failure-driven exploration) and ``kept_scripted``. Every artefact of an iteration is built in a temporary folder and moved into
 place as ``iter_XX`` when the iteration finishes (:mod:`gui_envs.atomic_folder`), so after ``kill -9`` a run
 resumes from the last finished iteration and nothing is written twice.
 """
@@ -38,9 +44,19 @@ from agents.oracle import OracleAgent
 from gui_envs.atomic_folder import clean_stale_temporaries, install_folder, temp_name
 from gui_envs.trajectory import Trajectory, save_trajectories
 from gui_envs.verifiers.graph import StrategyGraph
-from trainers.core.abstraction import LLM, abstract, accepted, generator_llm, synthesis_metrics, to_mapping
+from trainers.core.abstraction import (
+    LLM,
+    abstract,
+    accepted,
+    generator_llm,
+    key_steps,
+    semantic_descriptions,
+    synthesis_metrics,
+    to_mapping,
+)
 from trainers.core.config import CoreConfig
 from trainers.core.extrapolation import NewTask, augment_success, explore_failure
+from trainers.heldout import check_no_overlap, resolve_seeds
 from trainers.rollout import make_workers
 from trainers.run_log import plot_curve, read_log
 
@@ -72,6 +88,7 @@ class RunState:
     train: list[CoreTask]
     test: list[CoreTask]
     demo: list[str]
+    heldout: list[CoreTask] = field(default_factory=list)
     graphs: dict[str, StrategyGraph] = field(default_factory=dict)
     new_tasks: list[NewTask] = field(default_factory=list)
     model: str = ""
@@ -97,13 +114,19 @@ def split_tasks(config: CoreConfig, names: dict[str, list[str]]) -> tuple[list[C
     for env_id, templates in names.items():
         for t in templates:
             strata.setdefault(_stratum(env_id, t), []).append((env_id, t))
-    train_t, test_t = [], []
-    for _, members in sorted(strata.items()):
+    train_t: list[tuple[str, str]] = []
+    test_t: list[tuple[str, str]] = []
+    if config.test_templates:
+        # The held-out templates are named: every listed template trains, the named ones are only evaluated.
+        train_t = [pair for _, members in sorted(strata.items()) for pair in members]
+        test_t = [(e, t) for e, _, t in (item.partition(":") for item in config.test_templates)]
+        check_no_overlap(train_t, test_t, "task templates", "drop them from templates or from test_templates")
+    for _, members in [] if config.test_templates else sorted(strata.items()):
         rng.shuffle(members)
         k = round(len(members) * config.test_fraction)
         test_t += members[:k]
         train_t += members[k:]
-    if not test_t and config.test_fraction > 0 and len(train_t) > 1:
+    if not config.test_templates and not test_t and config.test_fraction > 0 and len(train_t) > 1:
         test_t.append(train_t.pop())  # a split too small to round still holds one test template out
 
     def instances(pairs: list[tuple[str, str]]) -> list[CoreTask]:
@@ -113,6 +136,19 @@ def split_tasks(config: CoreConfig, names: dict[str, list[str]]) -> tuple[list[C
     n_demo = max(1, math.ceil(config.demo_fraction * len(train)))
     demo = sorted(t.key for t in rng.sample(train, n_demo))
     return train, test, demo
+
+
+def heldout_tasks(config: CoreConfig, train: list[CoreTask]) -> list[CoreTask]:
+    """The unseen-seed split: every training template on each of ``eval_seeds``. Raises
+    :class:`~trainers.heldout.SplitOverlapError` when one of them is a training task (same template and seed)."""
+    seeds = resolve_seeds(config.eval_seeds)
+    templates = sorted({(t.env_id, t.template) for t in train})
+    heldout = [CoreTask(e, t, s) for e, t in templates for s in seeds]
+    first, last = config.seed_base, config.seed_base + config.seeds_per_template - 1
+    check_no_overlap([t.key for t in train], [t.key for t in heldout], "tasks (env|template|seed)",
+                     f"the training seeds are {first}..{last} (seed_base, seeds_per_template): move eval_seeds "
+                     f"out, e.g. eval_seeds={{start: {last + 1}, count: {len(seeds)}}}")  # fmt: skip
+    return heldout
 
 
 def _template_names(config: CoreConfig) -> dict[str, list[str]]:
@@ -186,15 +222,79 @@ def _safe(key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
 
 
-def _sft(config: CoreConfig, model: str, folders: list[str], out: Path) -> dict[str, Any]:
+def policy_format(config: CoreConfig) -> Any:
+    """The policy's output format: an :class:`~agents.prompts.element.ElementFormat` for ``element``, else
+    the name (``HFAgent`` and SFT resolve it)."""
+    if config.output_format == "element":
+        from agents.prompts.element import ElementFormat
+
+        return ElementFormat()
+    return config.output_format
+
+
+def element_samples(fmt: Any) -> Callable[[list[Trajectory], Any], list[Any]]:
+    """SFT samples for a format that reads the screen's element list (``trainers.sft.build_samples`` rebuilds a
+    prompt from the step's text rendering only): the prompt from the elements the env recorded before each step
+    (``privileged["verifier_record"]``, the list the policy saw), the answer the format's rendering of the
+    executed action (a policy's raw output may carry tokens after its letter; the letter is what acted)."""
+    from agents.prompts.formats import PromptContext
+    from trainers.sft import SFTSample
+
+    def make(trajectories: list[Trajectory], generator: Any) -> list[Any]:
+        out = []
+        for traj in trajectories:
+            for step in traj.steps:
+                record = (step.privileged or {}).get("verifier_record") or {}
+                obs = {"instruction": traj.instruction, "elements": list(record.get("elements") or [])}
+                if step.action is None:
+                    continue
+                try:
+                    answer = fmt.answer_text(step.action, obs)
+                except ValueError:
+                    continue  # a step this format cannot express (a typed text): nothing to imitate
+                prompt = generator.prompt_text(fmt.messages(PromptContext(obs, traj.instruction)))
+                out.append(SFTSample(prompt, answer))
+        return out
+
+    return make
+
+
+def _sft(config: CoreConfig, model: str, folders: list[str], out: Path, epochs: int | None = None) -> dict[str, Any]:
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
-    cfg = SFTConfig(model=model, data=folders, output_format=config.output_format, successful_only=False,
-                    epochs=config.epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
-                    warmup_ratio=0.0, device=config.device, seed=config.seed, output_dir=str(out))  # fmt: skip
-    history = train_sft(cfg)["history"]
+    fmt = policy_format(config)
+    custom = not isinstance(fmt, str)
+    cfg = SFTConfig(model=model, data=folders, output_format="auto" if custom else fmt, successful_only=False,
+                    epochs=epochs or config.epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
+                    warmup_ratio=0.0, device=config.device, seed=config.seed, output_dir=str(out), plot=False)  # fmt: skip
+    history = train_sft(cfg, make_samples=element_samples(fmt) if custom else None)["history"]
     return {"sft_steps": len(history), "sft_loss": history[-1]["loss"] if history else None}
+
+
+def _agent(config: CoreConfig, model: str, seed: int, temperature: float | None = None) -> Any:
+    from agents.hf_agent import HFAgent
+
+    return HFAgent(model, output_format=policy_format(config), temperature=config.temperature if temperature is None else temperature,
+                   top_p=config.top_p, top_k=config.top_k, max_new_tokens=config.max_new_tokens,
+                   device=config.device, seed=seed)  # fmt: skip
+
+
+def evaluate_heldout(config: CoreConfig, state: RunState, envs: _Envs, model: str, iteration: int) -> dict[str, float]:
+    """Greedy and sampled success of ``model`` on the unseen-seed split (``heldout_*``) and the unseen templates
+    (``unseen_template_*``): fractions of episodes, each split's keys absent when it is empty."""
+    out: dict[str, float] = {}
+    seed = config.seed * 1000 + 500 + iteration  # its own sampling stream: evaluation never shifts training's
+    for split, tasks in (("heldout", state.heldout), ("unseen_template", state.test)):
+        if not tasks:
+            continue
+        for mode, temperature, n in (("greedy", 0.0, 1), ("sampled", None, config.eval_samples)):
+            if n == 0:
+                continue
+            agent = _agent(config, model, seed, temperature)
+            wins = [bool(t.success) for task in tasks for t in _policy(envs, task, agent, n, config)]
+            out[f"{split}_{mode}"] = float(np.mean(wins))
+    return out
 
 
 def _save_graphs(state: RunState, tmp: Path, draw: bool) -> None:
@@ -209,6 +309,7 @@ def _save_state(state: RunState, tmp: Path, metrics: dict[str, Any]) -> None:
     data = {
         "iteration": state.iteration, "model": state.model, "demo": state.demo,
         "train": [vars(t) for t in state.train], "test": [vars(t) for t in state.test],
+        "heldout": [vars(t) for t in state.heldout],
         "graph_keys": {k: f"graphs/{_safe(k)}.json" for k in state.graphs},
         "new_tasks": [t.to_json() for t in state.new_tasks],
     }  # fmt: skip
@@ -224,6 +325,7 @@ def _load_state(folder: Path) -> RunState:
     data = json.loads((folder / "state.json").read_text())
     state = RunState(
         train=[CoreTask(**t) for t in data["train"]], test=[CoreTask(**t) for t in data["test"]], demo=data["demo"],
+        heldout=[CoreTask(**t) for t in data.get("heldout", [])],
         graphs={k: StrategyGraph.load(folder / p) for k, p in data["graph_keys"].items()},
         new_tasks=[NewTask(**t) for t in data["new_tasks"]], iteration=int(data["iteration"]),
     )  # fmt: skip
@@ -243,7 +345,11 @@ def _write_metrics(out: Path) -> None:
     part = out / "metrics.jsonl.tmp"
     part.write_text("".join(json.dumps(r) + "\n" for r in rows))
     os.replace(part, out / "metrics.jsonl")
-    plot_curve(out / "metrics.jsonl", out / "metrics.png", keys=("overall", "generalisation", "avg_path_count"))
+    # Held-out success (greedy and sampled, both splits) shares one panel, the training samples' success another.
+    held = [k for k in ("heldout_greedy", "heldout_sampled", "unseen_template_greedy", "unseen_template_sampled")
+            if any(k in r for r in rows)]  # fmt: skip
+    keys = ([held] if held else []) + [("overall", "generalisation"), "avg_path_count"]
+    plot_curve(out / "metrics.jsonl", out / "metrics.png", keys=keys, xlabel="iteration")
 
 
 def _finish(out: Path, tmp: Path, state: RunState, metrics: dict[str, Any], console: Any) -> None:
@@ -267,25 +373,26 @@ def _behaviour_cloning(config: CoreConfig, state: RunState, envs: _Envs, tmp: Pa
     for key, traj in zip(state.demo, demos, strict=True):
         records = abstract(traj, llm, timeout_s=config.timeout_s)
         records_all += records
-        lf[key] = to_mapping(records)
+        # Section 3.1's intermediate products are kept beside the functions: what a reader checks first.
+        lf[key] = {"descriptions": semantic_descriptions(traj), "key_steps": key_steps(traj, llm),
+                   "records": to_mapping(records)}  # fmt: skip
         functions = accepted(records)
         if functions and not config.env_only:
             state.graphs[key] = StrategyGraph.linear(functions, task=key)
     (tmp / "label_functions.json").write_text(json.dumps(lf, indent=1))
     console.print("[cyan]iteration 0[/cyan]: SFT on the demonstrations")
-    sft = _sft(config, config.model, [str(tmp / "dataset")], tmp / "sft")
-    return {**synthesis_metrics(records_all), **sft, "demos_success": float(np.mean([bool(t.success) for t in demos]))}
+    sft = _sft(config, config.model, [str(tmp / "dataset")], tmp / "sft", config.bc_epochs or None)
+    return {**synthesis_metrics(records_all), **sft, "demos_success": float(np.mean([bool(t.success) for t in demos])),
+            "key_steps": sum(len(r["key_steps"]) for r in lf.values()),
+            "kept": len(demos), "kept_oracle": len(demos), "kept_policy": 0, "kept_policy_relabelled": 0,
+            "kept_scripted": 0}  # fmt: skip
 
 
 def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out: Path, llm: LLM | None, judge: LLM | None, console: Any) -> dict[str, Any]:
-    from agents.hf_agent import HFAgent
-
     i = state.iteration
     stage = f"[cyan]iteration {i}[/cyan]"
     console.print(f"{stage}: sampling {config.samples_per_task} per task ({len(state.train)} train, {len(state.test)} test)")
-    policy = HFAgent(state.model, output_format=config.output_format, temperature=config.temperature,
-                     top_p=config.top_p, top_k=config.top_k, max_new_tokens=config.max_new_tokens,
-                     device=config.device, seed=config.seed + i)  # fmt: skip
+    policy = _agent(config, state.model, config.seed + i)
     rng_seed = config.seed * 1000 + i
     samples: list[tuple[CoreTask, str, Trajectory]] = []
     from tqdm.auto import tqdm
@@ -351,6 +458,11 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
     folders = [str(p / "dataset") for p in finished_iterations(out)] + [str(tmp / "dataset")]
     folders = [f for f in folders if Path(f).is_dir() and any(Path(f).iterdir())]
     sft = _sft(config, state.model, folders, tmp / "sft")
+    by_source = {"kept_oracle": 0, "kept_policy": 0, "kept_policy_relabelled": 0, "kept_scripted": 0}
+    for traj in kept:
+        sampler = traj.metadata.get("sampler", "policy")
+        relabelled = "relabelled_from" in traj.metadata
+        by_source["kept_scripted" if sampler == "scripted" else "kept_policy_relabelled" if relabelled else "kept_policy"] += 1
 
     def rate(split: str) -> float:
         rows = [bool(t.success) for task, s, t in samples if s == "policy" and (split == "all" or t.metadata["split"] == split)]
@@ -360,7 +472,7 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
     return {
         "overall": rate("all"), "generalisation": rate("test"), "train_success": rate("train"),
         "scripted_success": float(np.mean([bool(t.success) for _, s, t in samples if s == "scripted"] or [0.0])),
-        "sampled": len(samples), **counts, "kept": len(kept),
+        "sampled": len(samples), **counts, "kept": len(kept), **by_source,
         "new_success": sum(t.origin == "success" and t.metadata.get("iteration") == i for t in state.new_tasks),
         "new_failure": sum(t.origin == "failure" and t.metadata.get("iteration") == i for t in state.new_tasks),
         "graphs": len(state.graphs), "avg_path_count": StrategyGraph.average_path_count(state.graphs.values()),
@@ -388,21 +500,23 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
 
         console = Console()
     out = Path(config.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    clean_stale_temporaries(out)
     done = finished_iterations(out)
     if done and not config.resume:
         raise RunExistsError(
             f"{out} holds finished iterations ({done[-1].name} last): pass --resume (resume=true) to continue, "
             "or set output_dir to a new folder"
         )
+    if not done:
+        # The splits first: an overlapping held-out split is refused before anything is written or trained.
+        train, test, demo = split_tasks(config, _template_names(config))
+        state = RunState(train, test, demo, heldout=heldout_tasks(config, train), model=config.model)
+    out.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(out)
     if done:
         state = _load_state(done[-1])
         _write_metrics(out)
         console.print(f"resuming after iteration {state.iteration} from {done[-1]}")
     else:
-        train, test, demo = split_tasks(config, _template_names(config))
-        state = RunState(train, test, demo, model=config.model)
         (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1))
     llm, judge = _hf_llm(config.llm, config.device), _hf_llm(config.judge, config.device)
     envs = _Envs(config)
@@ -418,6 +532,9 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
                 metrics.update(graphs=len(state.graphs), avg_path_count=StrategyGraph.average_path_count(state.graphs.values()))
             else:
                 metrics = _iteration(config, state, envs, tmp, out, llm, judge, console)
+            if state.heldout or state.test:
+                console.print(f"[cyan]iteration {state.iteration}[/cyan]: held-out evaluation")
+                metrics.update(evaluate_heldout(config, state, envs, str(tmp / "sft" / "final"), state.iteration))
             metrics = {"step": state.iteration, "iteration": state.iteration, **metrics, "seconds": time.time() - start}
             _finish(out, tmp, state, metrics, console)
     finally:
