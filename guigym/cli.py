@@ -349,14 +349,19 @@ def train_core_command(
         metrics = train_core(cfg, console=console)["metrics"]
     except RunExistsError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    columns = ("iteration", "overall", "generalisation", "sampled", "fully", "partially", "failed", "expanded",
-               "new_success", "new_failure", "kept", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
+    columns = ("iteration", "heldout_greedy", "heldout_sampled", "unseen_template_greedy", "overall", "generalisation",
+               "sampled", "fully", "partially", "failed", "expanded", "new_success", "new_failure", "kept",
+               "kept_policy", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
     table = Table(title=f"CORE run {cfg.output_dir}")
     for c in columns:
         table.add_column(c, justify="right")
     for row in metrics:
         table.add_row(*(f"{row[c]:.3f}" if isinstance(row.get(c), float) else str(row.get(c, "-")) for c in columns))
     console.print(table)
+    held = [(row["iteration"], row[k]) for row in metrics for k in ("heldout_greedy",) if k in row]
+    if held:
+        console.print(f"held-out success (unseen seeds, greedy): {held[-1][1]:.3f} after iteration {held[-1][0]} "
+                      f"(behaviour cloning: {held[0][1]:.3f})")  # fmt: skip
     console.print(f"graphs, label functions, new tasks, datasets, checkpoints and metrics in {cfg.output_dir}")
 
 
