@@ -23,6 +23,7 @@ import math
 import os
 import random
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,42 @@ def grpo_loss(
     return loss, stats
 
 
+def gradient_variance(group_losses: Iterable[torch.Tensor], params: Sequence[torch.Tensor]) -> dict[str, float]:
+    """How noisy the policy gradient is: the spread of the gradient estimates that single groups give.
+
+    With ``g_1 .. g_G`` the gradients (flattened over ``params``) of the ``G`` group losses, each group's GRPO
+    surrogate on its own samples at the sampling policy (ratio 1, so ``g_k = -grad agg(A * log pi)``, the
+    policy-gradient estimate of one group), and ``g_bar`` their mean:
+
+    * ``grad_var = sum_k ||g_k - g_bar||^2 / (G - 1)``: the trace of the sample covariance of the per-group
+      estimates, i.e. the variance of one group's estimate summed over parameters (``G`` groups averaged have
+      ``grad_var / G``; with ``token-mean`` and equally long groups the step's gradient is ``g_bar``);
+    * ``grad_mean_sq = ||g_bar||^2``, the squared norm of the mean (the signal);
+    * ``grad_noise_ratio = grad_var / grad_mean_sq``, scale-free (advantages of any scale compare).
+
+    Units: squared loss gradients (loss per parameter unit, squared), summed over parameters.
+
+    >>> theta = torch.zeros(2, requires_grad=True)
+    >>> adv = (torch.tensor([1.0, -1.0]), torch.tensor([0.0, 0.0]))
+    >>> losses = (-(a * torch.log_softmax(theta, 0)).sum() for a in adv)
+    >>> {k: round(v, 4) for k, v in gradient_variance(losses, [theta]).items()}
+    {'grad_var': 1.0, 'grad_mean_sq': 0.5, 'grad_noise_ratio': 2.0}
+    """
+    flat = []
+    for loss in group_losses:
+        grads = torch.autograd.grad(loss, list(params), allow_unused=True)
+        parts = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads, strict=True)]
+        flat.append(torch.cat([x.reshape(-1) for x in parts]))
+    if len(flat) < 2:
+        raise ValueError(f"gradient_variance needs at least 2 groups, got {len(flat)}")
+    g = torch.stack(flat).double()  # (G, P)
+    mean = g.mean(dim=0)
+    var = float(((g - mean) ** 2).sum() / (g.shape[0] - 1))
+    mean_sq = float((mean**2).sum())
+    ratio = var / mean_sq if mean_sq > 0 else float("inf")
+    return {"grad_var": var, "grad_mean_sq": mean_sq, "grad_noise_ratio": ratio}
+
+
 # ----- rollouts to samples -------------------------------------------------------------------------------
 
 
@@ -156,6 +193,8 @@ class Sample:
     logprobs: list[float] | None
     advantage: float | np.ndarray
     image: Any = None
+    group: int = 0
+    """Index of the group (seed) the sample's episode belongs to, within its step's batch."""
 
 
 def group_batch(groups: list[list[Trajectory]]) -> GroupBatch:
@@ -214,7 +253,7 @@ def to_samples(
                     a = per_step[i][j][t]
                 else:
                     a = adv[i, j] if adv.ndim == 2 else adv[i, j, : len(step.token_ids)]
-                out.append(Sample(step.prompt, list(step.token_ids), step.logprobs, a, step.screenshot))
+                out.append(Sample(step.prompt, list(step.token_ids), step.logprobs, a, step.screenshot, i))
     return out
 
 
@@ -364,7 +403,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         t2 = time.perf_counter()
 
         # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.
-        stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered)
+        measure = bool(config.grad_variance_every) and (step + 1) % config.grad_variance_every == 0
+        stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered, measure)
         scheduler.step()
         t3, c3 = time.perf_counter(), time.process_time()
 
@@ -462,8 +502,10 @@ def update(
     optimizer: Any,
     samples: list[Sample],
     untempered: bool,
+    measure_variance: bool = False,
 ) -> dict[str, float]:
-    """``epochs`` passes of ``mini_batches`` AdamW updates over ``samples``; returns mean statistics."""
+    """``epochs`` passes of ``mini_batches`` AdamW updates over ``samples``; returns mean statistics, and with
+    ``measure_variance`` the policy-gradient variance of the samples' groups before the first update."""
     if not samples:
         return {"loss": 0.0, "clip_frac": 0.0, "kl": 0.0, "ratio_mean": 1.0, "entropy": float("nan")}
     images = [[s.image] for s in samples] if samples[0].image is not None and gen.supports_images else None
@@ -498,6 +540,8 @@ def update(
         a = torch.as_tensor(np.asarray(s.advantage, dtype=np.float32), device=old.device)
         adv[i, : len(s.token_ids)] = a
     model.train()
+    # Measured before the first update, at the sampling policy; logged as is, not averaged over the updates.
+    variance = _group_gradient_variance(config, gen, rows_of, samples, adv) if measure_variance else {}
     sums: dict[str, float] = {}
     n_updates = 0
     size = math.ceil(len(samples) / config.mini_batches)
@@ -526,4 +570,31 @@ def update(
                 sums[key] = sums.get(key, 0.0) + v
             n_updates += 1
     model.eval()
-    return {k: v / n_updates for k, v in sums.items()}
+    return {**{k: v / n_updates for k, v in sums.items()}, **variance}
+
+
+def _group_gradient_variance(
+    config: GRPOConfig, gen: Any, rows_of: Any, samples: list[Sample], adv: torch.Tensor
+) -> dict[str, float]:
+    """:func:`gradient_variance` of this step's groups at the sampling policy (before any update); ``{}`` with fewer
+    than 2 groups. ``torch.autograd.grad`` leaves the parameters' ``.grad`` untouched."""
+    params = [p for p in gen.model.parameters() if p.requires_grad]
+    by_group: dict[int, list[int]] = {}
+    for i, s in enumerate(samples):
+        by_group.setdefault(s.group, []).append(i)
+    if len(by_group) < 2:
+        return {}
+
+    def losses() -> Iterable[torch.Tensor]:
+        for rows in by_group.values():
+            mb = rows_of(rows)
+            t = mb.completion_ids.shape[1]
+            logp = completion_logprobs(gen.model, mb, config.temperature)[0]  # (b, T)
+            # Ratio 1 (old = logp, detached): the loss's gradient is this group's policy-gradient estimate.
+            loss, _ = grpo_loss(
+                logp, logp.detach(), adv[rows, :t], mb.completion_mask, eps_low=config.eps_low,
+                eps_high=config.eps_high, loss_agg=config.loss_agg, max_len=config.max_new_tokens,
+            )  # fmt: skip
+            yield loss
+
+    return gradient_variance(losses(), params)

@@ -69,6 +69,10 @@ class GRPOConfig:
     eval_samples: int = 1
     """Sampled rollouts per evaluation seed, at the training temperature, besides the one greedy (temperature 0)
     rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
+    grad_variance_every: int = 0
+    """Log the variance of the policy gradient (``grad_var``, ``grad_mean_sq``, ``grad_noise_ratio``; see
+    :func:`trainers.grpo.gradient_variance`) on every this many steps: one extra backward pass per group, before
+    the step's first update. 0 (default): never, so a normal run pays nothing."""
     max_episode_steps: int = 1
     """Step cap per episode (1: single-step grounding)."""
     num_steps: int = 100
@@ -171,6 +175,8 @@ class GRPOConfig:
         need(self.max_grad_norm >= 0, f"max_grad_norm must be >= 0 (0: off), got {self.max_grad_norm}")
         need(isinstance(self.eval_every, int) and self.eval_every >= 0,
              f"eval_every must be an int >= 0 (0: evaluate only before and after training), got {self.eval_every!r}")  # fmt: skip
+        need(isinstance(self.grad_variance_every, int) and self.grad_variance_every >= 0,
+             f"grad_variance_every must be an int >= 0 (0: never), got {self.grad_variance_every!r}")  # fmt: skip
         need(isinstance(self.eval_samples, int) and self.eval_samples >= 0,
              f"eval_samples must be an int >= 0 (0: greedy only), got {self.eval_samples!r}")  # fmt: skip
         # The split is resolved and checked here, so an overlap fails before any model loads.
