@@ -8,11 +8,10 @@ No wrapper is written here: ``Maze-v0`` with ``mode="navigate"`` is an image ``B
 ``Discrete(4)`` action, and :func:`gui_envs.wrappers.with_reward` swaps the reward (``ssl``: SSL's
 ``C + alpha * S_hat`` with the progress towards the goal as the graded score, seed 000 section 3.2).
 
-The default is one fixed maze (``layout_seed=3``, size 3: the first maze of
-``benchmarks/ssl_sample_efficiency.py``, one a random walk solves only a few percent of the time), the
-setting of SSL's own maze experiment. With a new maze every reset (``--layout-seed -1``) an ``MlpPolicy``
+The default is one fixed maze (``layout_seed=3``, size 3: one a random walk solves only a few percent of the
+time), the setting of SSL's own maze experiment. With a new maze every reset (``--layout-seed -1``) an ``MlpPolicy``
 must generalise over layouts from pixels, and 60k steps were measured to teach it nothing with either reward.
-The PPO settings are the benchmark's (64-64 MLP, learning rate 1e-3, 1024-step rollouts, 4 epochs).
+The PPO settings: 64-64 MLP, learning rate 1e-3, 1024-step rollouts, 4 epochs.
 Writes ``runs/sb3_maze/curves.png``.
 """
 

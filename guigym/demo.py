@@ -9,8 +9,9 @@ Six stages, each printed as it runs and timed, then a summary table; everything 
    (seed 002, App. C.4) on shop and phone templates: strategy graphs abstracted from oracle demonstrations,
    behaviour cloning, and one iteration of sampling, verifying, graph expansion and task extrapolation, with the
    scripted noisy oracle sampling beside the model (a random model solves nothing, so only it makes graphs grow);
-4. **grpo**: GRPO with the ``ssl`` reward (seed 000) against ``binary`` on ``ClickGrid-v0`` with the same tiny
-   model (:mod:`trainers.grpo_compare`), one curve each;
+4. **grpo**: GRPO with the ``ssl`` reward (seed 000) against ``binary`` on ``ClickBox-v0`` (layouts drawn per seed)
+   with a wider tiny model (:mod:`trainers.grpo_compare`): held-out greedy success on layouts never trained on,
+   the mean over seeds with a 95% band per reward;
 5. **eval**: ``GuiOffline-v0``'s bundled fixtures scored Type / GR / SR (seed 000 sec. 4.1) for the oracle and a
    random agent;
 6. **report**: ``report.html`` (:mod:`guigym.report`) with the tables, the curves, the GIFs and a graph drawing.
@@ -77,10 +78,12 @@ class DemoConfig:
     """``ENV_ID:template`` of the tasks CORE trains and tests on (split 70/30 by the loop)."""
     core_samples: int = 5
     """Trajectories per task in the CORE iteration (``core_samples - 1`` from the scripted noisy oracle)."""
-    grpo_steps: int = 150
+    grpo_steps: int = 80
     """GRPO steps per run (64 rollouts each)."""
-    grpo_seeds: list[int] = field(default_factory=lambda: [0, 1])
-    """Seeds per reward; the curve is their mean."""
+    grpo_seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    """Seeds per reward; the curve is their mean, the band its 95% interval."""
+    grpo_eval_seeds: int = 100
+    """Held-out layouts the GRPO runs are evaluated on (every ``grpo_steps // 8`` steps)."""
     eval_datasets: list[str] = field(
         default_factory=lambda: ["screenspot", "screenspot_pro", "androidcontrol", "aitz", "gui_odyssey", "gui_r1"]
     )
@@ -98,10 +101,11 @@ class DemoConfig:
 
     @classmethod
     def quick(cls, out: str = "runs/demo") -> DemoConfig:
-        """The same stages cut down to about a minute: 1 baseline episode, 3 CORE templates, 8 GRPO steps,
-        2 fixtures."""
+        """The same stages cut down to about a minute: 1 baseline episode, 3 CORE templates, 8 GRPO steps on 16
+        held-out layouts, 2 fixtures."""
         return cls(
-            out=out, baseline_episodes=1, core_samples=3, grpo_steps=8, grpo_seeds=[0], eval_episodes=4,
+            out=out, baseline_episodes=1, core_samples=3, grpo_steps=8, grpo_seeds=[0], grpo_eval_seeds=16,
+            eval_episodes=4,
             eval_datasets=["screenspot", "androidcontrol"],
             core_templates=[CORE_TEMPLATES[0], CORE_TEMPLATES[3], CORE_TEMPLATES[8]],
         )  # fmt: skip
@@ -187,23 +191,28 @@ def _core(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple
     return result, {"metrics": metrics, "graphs": [p.name for _, p in graphs[:2]]}
 
 
-def _grpo(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple[str, dict[str, Any]]:
-    import numpy as np
+def _grpo(config: DemoConfig, out: Path, console: Console) -> tuple[str, dict[str, Any]]:
+    from agents.tiny_models import build_causal_lm
+    from trainers.grpo_compare import Task, compare, curves, mean_ci, plot_heldout, save_curves
 
-    from trainers.grpo_compare import compare, plot_compare
-
-    curves = compare(
-        model, ["binary", "ssl"], config.grpo_seeds, config.grpo_steps, out / "work" / "grpo", progress=True,
-        on_run=lambda v, s, c: console.print(f"  {v} seed {s}: success {c[:10].mean():.3f} (first 10 steps) -> "
-                                             f"{c[-10:].mean():.3f} (last 10)"),
+    # ClickBox needs the wider tiny model (hidden 128); the task is benchmarks/ssl_grounding.py's, cut down.
+    model = build_causal_lm(out / "work" / "tiny-llama-128", hidden_size=128)
+    task = Task(env_kwargs={"n_boxes": 2, "min_side": 30, "max_side": 48}, group_size=8, groups_per_step=8,
+                steps=config.grpo_steps, eval_count=config.grpo_eval_seeds,
+                eval_every=max(1, config.grpo_steps // 8))  # fmt: skip
+    results = compare(
+        model, ["binary", "ssl"], config.grpo_seeds, task, out / "work" / "grpo",
+        on_run=lambda r: console.print(f"  {r.arm} seed {r.seed}: held-out greedy success {r.greedy[0]:.3f} -> "
+                                       f"{r.greedy[-1]:.3f}"),
     )  # fmt: skip
-    plot_compare(curves, out / "grpo_rewards.png", k=min(10, config.grpo_steps))
-    (out / "grpo_curves.json").write_text(json.dumps({v: [c.tolist() for c in runs] for v, runs in curves.items()}))
-    tail = max(1, min(20, config.grpo_steps // 2))
-    final = {v: float(np.mean([c[-tail:].mean() for c in runs])) for v, runs in curves.items()}
-    start = {v: float(np.mean([c[:tail].mean() for c in runs])) for v, runs in curves.items()}
-    result = ", ".join(f"{v} {start[v]:.2f} -> {final[v]:.2f}" for v in curves)
-    return f"success (first -> last {tail} steps): {result}", {"start": start, "final": final}
+    plot_heldout(results, out / "grpo_heldout.png", "GRPO on ClickBox-v0: ssl against binary (held-out layouts)",
+                 episodes_per_step=task.group_size * task.groups_per_step)  # fmt: skip
+    save_curves(results, task, out / "grpo_curves.json")
+    start = {arm: float(mean_ci(curves(runs)[1][:, 0])[0]) for arm, runs in results.items()}
+    final = {arm: float(mean_ci(curves(runs)[1][:, -1])[0]) for arm, runs in results.items()}
+    result = ", ".join(f"{arm} {start[arm]:.2f} -> {final[arm]:.2f}" for arm in results)
+    n = len(config.grpo_seeds)
+    return f"held-out greedy success ({n} seed{'s' if n > 1 else ''}): {result}", {"start": start, "final": final}
 
 
 def _eval(config: DemoConfig, out: Path) -> tuple[str, list[list[str]]]:
@@ -274,8 +283,8 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
         return result, f"{out / 'graphs'}/, core_metrics.png"
 
     def grpo() -> tuple[str, str]:
-        result, results["grpo"] = _grpo(config, results["model"], out, console)
-        return result, "grpo_rewards.png, grpo_curves.json"
+        result, results["grpo"] = _grpo(config, out, console)
+        return result, "grpo_heldout.png, grpo_curves.json"
 
     def eval_() -> tuple[str, str]:
         result, rows = _eval(config, out)
@@ -290,7 +299,9 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
             "Demo stages before this page (seconds: wall clock)": (SUMMARY_COLUMNS, summary),
         }  # fmt: skip
         figures = {
-            "GRPO on ClickGrid-v0: ssl against binary reward (tiny Llama)": out / "grpo_rewards.png",
+            "GRPO on ClickBox-v0: ssl against binary reward, held-out greedy success (mean of seeds, 95% band)": (
+                out / "grpo_heldout.png"
+            ),
             "CORE per iteration (0: behaviour cloning on the oracle demonstrations)": out / "core_metrics.png",
         }
         results["report"] = write_report(out, title="guigym demo", tables=tables, figures=figures, skip=("work",))
@@ -300,7 +311,7 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
         stage("baselines", "random and oracle agents on every env family", baselines)
         stage("demos", "oracle demonstrations on the shop (Chromium) and the simulated phone", demos)
         stage("core", "tiny model, strategy graphs from demos, one CORE iteration", core)
-        stage("grpo", "GRPO with ssl against binary reward on ClickGrid-v0", grpo)
+        stage("grpo", "GRPO with ssl against binary reward on ClickBox-v0, held-out layouts", grpo)
         stage("eval", "Type / GR / SR on the offline fixtures", eval_)
         stage("report", f"{out / 'report.html'}", report)
     finally:

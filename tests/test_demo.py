@@ -37,11 +37,14 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
     assert graphs and StrategyGraph.load(graphs[0]).codes
     assert list((out / "work" / "core" / "iter_01" / "graphs").glob("*.png"))
     assert (out / "core_metrics.png").stat().st_size > 0
-    # GRPO: one curve per reward, one success rate per step.
-    curves = json.loads((out / "grpo_curves.json").read_text())
-    steps = DemoConfig.quick().grpo_steps
-    assert set(curves) == {"binary", "ssl"} and all(len(c) == steps for runs in curves.values() for c in runs)
-    assert (out / "grpo_rewards.png").stat().st_size > 0
+    # GRPO: per reward and seed, held-out greedy success before training and every few steps up to the last.
+    runs = json.loads((out / "grpo_curves.json").read_text())["runs"]
+    quick = DemoConfig.quick()
+    assert set(runs) == {"binary", "ssl"} and all(len(r) == len(quick.grpo_seeds) for r in runs.values())
+    for run in (r for rs in runs.values() for r in rs):
+        assert run["eval_steps"][0] == 0 and run["eval_steps"][-1] == quick.grpo_steps
+        assert all(0 <= g <= 1 and (g * quick.grpo_eval_seeds) % 1 == 0 for g in run["greedy"])
+    assert (out / "grpo_heldout.png").stat().st_size > 0
     # Offline evaluation: Type / GR / SR per fixture and agent; the oracle scores 100.
     reports = json.loads((out / "eval.json").read_text())
     assert {(r["dataset"], r["agent"]) for r in reports} >= {("screenspot", "oracle"), ("androidcontrol", "random")}
@@ -50,7 +53,7 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
 
     page = out / "report.html"
     text = page.read_text()
-    for needle in ("Type", "GR", "SR", "GRPO on ClickGrid-v0", "CORE per iteration", "Strategy graphs",
+    for needle in ("Type", "GR", "SR", "GRPO on ClickBox-v0", "CORE per iteration", "Strategy graphs",
                    "data:image/gif;base64", "Demo stages before this page"):  # fmt: skip
         assert needle in text, needle
     assert "iter_01" not in text  # the scratch folder (CORE samples, checkpoints) stays out of the page
