@@ -6,12 +6,17 @@ right, where a binary reward is silent until the whole answer is right, so GRPO 
 
 * **Task**: ``Maze-v0`` in answer mode, ``size=2`` (a 5x5 symbolic grid, 2x2 cells), answered in one step as a
   move string (``U``/``D``/``L``/``R``, one grid square each; revisits allowed, the path must end on the goal).
-* **Held-out split by puzzle, not only by seed**: a 2x2 maze has few distinct puzzles (maze x start x goal; the
-  puzzles of seeds ``0 .. POOL_SEEDS - 1`` are enumerated), so plain seed splits would evaluate on puzzles seen in
-  training. Every fourth distinct puzzle (in order of first appearance) is held out; the env
-  :class:`PuzzleSplitMaze` maps a training seed ``s`` to training puzzle ``s mod n_train`` and an evaluation seed
-  ``EVAL_START + i`` to held-out puzzle ``i``. GRPO's ``eval_seeds`` (one per held-out puzzle) lie after the
-  training stream, so its overlap check holds too; no held-out puzzle is ever a training prompt.
+* **Held-out split** (``--split``): a 2x2 maze has only 40 distinct puzzles (maze x start x goal), so the two
+  splits answer different questions, and the output says how many held-out seeds pose a puzzle some training seed
+  also poses.
+
+  - ``seed`` (default): plain ``Maze-v0`` reset seeds; GRPO trains on seeds ``0, 1, ...`` and evaluates on
+    ``n_eval`` seeds from :data:`EVAL_START` on (its ``eval_seeds`` refuse an overlap). The held-out *seeds* are never
+    trained on, but their *puzzles* all occur in training: this measures how fast each reward learns the task's
+    puzzle set, not generalisation to unseen mazes.
+  - ``puzzle``: every fourth distinct puzzle (in order of first appearance over seeds ``0 .. POOL_SEEDS - 1``) is
+    held out; :class:`PuzzleSplitMaze` maps a training seed ``s`` to training puzzle ``s mod 30`` and evaluation seed
+    ``EVAL_START + i`` to held-out puzzle ``i``, so no held-out puzzle is ever a training prompt.
 * **Policy**: the tiny random-initialised Llama of :mod:`agents.tiny_models` (2 layers, hidden 128), the same
   weights at the start of every run. The prompt is the maze's text grid; answers are sampled from the move letters
   and the end-of-text token only (GRPO's ``constrain_answers``, :class:`MoveFormat`), at most 6 moves (the longest
@@ -20,15 +25,18 @@ right, where a binary reward is silent until the whole answer is right, so GRPO 
   ``C`` (1 for a valid path to the goal, else 0; :class:`gui_envs.wrappers.BinaryReward`); ``ssl`` =
   ``C + alpha * S``, ``S`` the blockwise score of the drawn path against the solution grid (App. B.2, 3x3 blocks,
   tiers 1 / 0.67 / 0.33 / 0; :class:`gui_envs.wrappers.SweetSpotReward`, alpha = 0.2).
-* **Metric**: greedy success on the held-out puzzles every ``eval_every`` steps (one greedy rollout per puzzle).
-  Per arm: mean and 95 % t-interval over seeds; the first evaluated step at which a run's held-out success reaches
-  ``--level`` (a run that never does counts as the budget, a lower bound, marked ">="), its mean per arm and the
-  ratio binary / ssl (> 1: SSL got there in fewer steps). Baselines on the same held-out puzzles: the best single
-  constant answer and a uniformly random constrained answer.
+* **GRPO**: 8 groups of 8 rollouts per step, lr 1e-3, no KL, one update per batch, one torch thread per run.
+* **Metric**: greedy success on the held-out seeds every ``eval_every`` steps (one greedy rollout per seed; one
+  sampled rollout per seed is logged too). Per arm: mean and 95 % t-interval over seeds; for each level in
+  ``Settings.levels`` the first evaluated step at which a run's held-out greedy success reaches it (a run that never
+  does counts as the budget, so the mean is a lower bound, marked ">="), its mean per arm, and the ratio binary /
+  ssl (> 1: SSL got there in fewer steps). Baselines on the same held-out seeds: the best single constant answer and
+  the uniformly random constrained sampler (both exact, by enumerating every move string).
 
-Run: ``python benchmarks/ssl_grid.py`` (5 seeds x 2 arms; prints the table, writes
-``benchmarks/out/ssl_grid.png`` and ``benchmarks/out/ssl_grid.json``) or ``--quick`` (1 seed x 2 arms, a few
-steps: checks the path, not the comparison).
+Run: ``python benchmarks/ssl_grid.py [--split seed|puzzle] [--steps N] [--jobs J]`` (5 seeds x 2 arms, ``J`` runs in
+parallel; prints the tables, writes ``benchmarks/out/ssl_grid.png`` and ``.json``, ``ssl_grid_puzzle.*`` for the
+puzzle split) or ``--quick`` (1 seed x 2 arms, 4 steps of 8 rollouts: checks the path, not the comparison; about a
+minute).
 """
 
 from __future__ import annotations
@@ -216,8 +224,8 @@ class Settings:
     """``"seed"``: plain ``Maze-v0`` seeds, evaluation seeds after the training stream; ``"puzzle"``: held-out
     puzzles never trained on (:class:`PuzzleSplitMaze`)."""
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
-    steps: int = 300
-    eval_every: int = 15
+    steps: int = 250
+    eval_every: int = 25
     n_eval: int = 50
     """Held-out seeds (the seed split; the puzzle split evaluates each held-out puzzle once)."""
     group_size: int = 8
