@@ -141,13 +141,14 @@ IMAGE_ONLY_PROCESSORS = {"ImageOnlyQwen2VLProcessor": "2", "ImageOnlyQwen2_5_VLP
 
 #: Qwen2.5-VL sizes. Keys: text hidden size, layers, heads, KV heads, MLP width; vision depth, width, heads, MLP
 #: width; the image processor's largest image in pixels (a visual token is one 28 x 28 pixel block: four 14-pixel
-#: patches merged). Parameter counts (with the 400-token tiny tokenizer):
+#: patches merged). Parameter counts with the 400-token tiny tokenizer (``tests/agents/test_tiny_models.py``):
 #:
-#: * ``tiny``: 0.17 M parameters; images up to 28*28*16 pixels (112 x 112: 64 patches, 16 visual tokens). The
-#:   CPU smoke test of ``benchmarks/gpu_check.py``.
-#: * ``pixels``: 0.44 M parameters (text hidden 96, 2 layers; vision 2 blocks of width 64); images up to
+#: * ``tiny``: 209,120 parameters (text hidden 64, 2 layers; vision 2 blocks of width 32); images up to
+#:   28*28*16 pixels (112 x 112: 64 patches, 16 visual tokens). The CPU smoke test of ``benchmarks/gpu_check.py``.
+#: * ``pixels``: 492,672 parameters (text hidden 96, 2 layers; vision 2 blocks of width 64); images up to
 #:   140 x 140 pixels (100 patches, 25 visual tokens: one per cell of the ``box`` format's 5 x 5 answer grid on
-#:   a 140-pixel ``ClickBox-v0`` canvas). The pixel learning test ``tests/trainers/test_grpo_pixels.py``.
+#:   a 140-pixel ``ClickBox-v0`` canvas). ``tests/trainers/test_grpo_pixels.py`` and
+#:   ``configs/grpo_tiny_vlm_pixels.yaml``.
 #: * ``small``: about 0.14 B parameters; a 336 x 336 screenshot in 144 visual tokens. A short GPU check.
 VLM_SIZES = {
     "tiny": dict(hidden=64, layers=2, heads=4, kv_heads=2, mlp=128, v_depth=2, v_hidden=32, v_heads=2, v_mlp=64,

@@ -64,9 +64,9 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     and a held-out seed is a layout never seen. The configuration of ``tests/trainers/test_grpo_pixels.py``,
     ``n_boxes=2, canvas_px=140, min_side=30, max_side=44`` (a 140-pixel canvas is 5 x 5 visual tokens of a
     Qwen-VL, one per cell of the ``box`` format's answer grid), has these chance levels over 2,000 seeds
-    (``tests/gui_envs/grid/test_click_box.py``): a uniformly random click 0.05-0.07, a random answer cell
-    0.069, the best constant answer cell 0.129, the centre of a random box 0.50 (what a policy that finds the
-    boxes but not the colour gets).
+    (``tests/gui_envs/grid/test_click_box.py``): a uniformly random click 0.053 (its expected value, the
+    target's area over the canvas's, 0.067), a random answer cell 0.069, the best constant answer cell 0.129,
+    the centre of a random box 0.50 (what a policy that finds the boxes but not the colour gets).
 
     ## Action
 

@@ -1,0 +1,52 @@
+"""``agents.tiny_models.build_vlm``: the documented sizes, a screenshot's visual tokens, and loading by path alone
+(the image-only processor registers itself, no torchvision, no download)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.tiny_models import build_vlm
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("size", "params"), [("tiny", 209_120), ("pixels", 492_672)])
+def test_build_vlm_sizes(tmp_path: Path, size: str, params: int) -> None:
+    from transformers import AutoModelForImageTextToText
+
+    model = AutoModelForImageTextToText.from_pretrained(build_vlm(tmp_path / size, size))
+    assert sum(p.numel() for p in model.parameters()) == params  # the counts quoted in VLM_SIZES' comment
+
+
+def test_a_140_pixel_screenshot_is_25_visual_tokens_one_per_answer_cell(tmp_path: Path) -> None:
+    from agents.hf_agent import HFGenerator
+
+    gen = HFGenerator(str(build_vlm(tmp_path / "vlm", "pixels")), device="cpu")
+    conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "click the red box"}]}]
+    shot = np.full((140, 140, 3), 245, np.uint8)
+    inputs = gen.encode([conv], [[shot]])[1]
+    assert inputs["image_grid_thw"].tolist() == [[1, 10, 10]]  # 10 x 10 patches of 14 pixels, no resizing
+    assert int((inputs["input_ids"] == gen.processor.image_token_id).sum()) == 25  # merged 2 x 2
+
+
+def test_a_saved_vlm_loads_by_path_in_a_fresh_process(tmp_path: Path) -> None:
+    path = build_vlm(tmp_path / "vlm", "tiny")
+    code = (
+        "import sys; from agents.hf_agent import HFGenerator; "
+        "g = HFGenerator(sys.argv[1], device='cpu'); assert g.supports_images; print(type(g.processor).__name__)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ImageOnlyQwen2_5_VLProcessor"
+
+
+def test_build_vlm_refuses_an_unknown_size(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="size must be one of"):
+        build_vlm(tmp_path / "vlm", "huge")
