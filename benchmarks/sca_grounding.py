@@ -44,6 +44,7 @@ from trainers.grpo_compare import (  # noqa: E402
     Task,
     fmt_ci,
     heldout_table,
+    load_curves,
     mean_ci,
     paired_final_difference,
     plot_heldout,
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path(__file__).parent / "out", help="folder of the PNG and JSON"
     )
     parser.add_argument("--work", type=Path, default=None, help="run folders (default: a temporary folder)")
+    parser.add_argument(
+        "--report", type=Path, default=None, help="print the tables and plot of a saved JSON, no runs"
+    )
     args = parser.parse_args(argv)
 
     task = Task(env_kwargs=dict(ENV_KWARGS), group_size=5, groups_per_step=8, steps=args.steps,
@@ -84,8 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         task = Task(env_kwargs=dict(ENV_KWARGS), group_size=5, groups_per_step=4, steps=4, eval_count=16,
                     eval_every=2, grad_variance_every=2)  # fmt: skip
         seeds, jobs = [0], 1
-    with tempfile.TemporaryDirectory() as tmp:
-        results = run_with_progress(args.work or Path(tmp), ["grpo", "sca"], seeds, task, jobs)
+    if args.report is not None:
+        task, results = load_curves(args.report)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = run_with_progress(args.work or Path(tmp), ["grpo", "sca"], seeds, task, jobs)
 
     print(f"\n## GRPO estimator sca against grpo on ClickBox-v0 {ENV_KWARGS}: held-out greedy success "
           f"({task.eval_count} layouts never trained on), N = {task.group_size}, {task.steps} steps\n")  # fmt: skip
@@ -100,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     png = plot_heldout(results, args.out / f"{name}.png",
                        f"GRPO on ClickBox-v0 (held-out layouts): sca against grpo, N={task.group_size}",
                        level=args.levels[0], episodes_per_step=task.group_size * task.groups_per_step)  # fmt: skip
-    save_curves(results, task, args.out / f"{name}.json", extra=GRAD_KEYS)
+    if args.report is None:
+        save_curves(results, task, args.out / f"{name}.json", extra=GRAD_KEYS)
     print(f"plot: {png}")
     return 0
 
@@ -112,7 +120,9 @@ def run_means(runs: list[RunResult], key: str, early: int | None = None) -> np.n
 
 def gradient_table(results: dict[str, list[RunResult]], early: int) -> list[str]:
     """Markdown rows: per arm and window, the final held-out success and the gradient statistics (mean ± 95% CI over
-    seeds of each run's mean), then the ratio sca / grpo of the means."""
+    seeds of each run's mean), then the ratio sca / grpo of the means. A run's ``grad_noise_ratio`` is its mean
+    ``grad_var`` over its mean ``grad_mean_sq`` (a step where every group's advantages are 0, as GRPO gives when no
+    group mixes hits and misses, has a zero mean gradient and an infinite ratio of its own)."""
     head = ["arm", "window", "final held-out success", "grad_var", "grad_mean_sq", "grad_noise_ratio"]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     means: dict[tuple[str, str], dict[str, float]] = {}
@@ -120,8 +130,10 @@ def gradient_table(results: dict[str, list[RunResult]], early: int) -> list[str]
         for arm, runs in results.items():
             final = np.array([r.greedy[-1] for r in runs])
             cells = [arm, window, fmt_ci(*mean_ci(final))]
+            per_run = {k: run_means(runs, k, cut) for k in GRAD_KEYS[:2]}
+            per_run["grad_noise_ratio"] = per_run["grad_var"] / per_run["grad_mean_sq"]
             for key in GRAD_KEYS:
-                m, h = mean_ci(run_means(runs, key, cut))
+                m, h = mean_ci(per_run[key])
                 means.setdefault((arm, window), {})[key] = float(m)
                 cells.append(
                     fmt_ci(float(m), float(h), 4)

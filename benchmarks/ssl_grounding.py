@@ -45,6 +45,7 @@ from trainers.grpo_compare import (  # noqa: E402
     fmt_ci,
     format_bonus_is_constant,
     heldout_table,
+    load_curves,
     paired_final_difference,
     plot_heldout,
     run_with_progress,
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=Path(__file__).parent / "out", help="folder of the PNG and JSON"
     )
     parser.add_argument("--work", type=Path, default=None, help="run folders (default: a temporary folder)")
+    parser.add_argument(
+        "--report", type=Path, default=None, help="print the tables and plot of a saved JSON, no runs"
+    )
     args = parser.parse_args(argv)
 
     task = Task(env_kwargs=dict(ENV_KWARGS), group_size=8, groups_per_step=8, steps=args.steps)
@@ -85,16 +89,19 @@ def main(argv: list[str] | None = None) -> int:
                     eval_every=2)  # fmt: skip
         seeds, jobs = [0], 1
     base, other = args.arms
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or Path(tmp)
-        results = run_with_progress(work, [base, other], seeds, task, jobs)
+    if args.report is not None:
+        task, results = load_curves(args.report)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = run_with_progress(args.work or Path(tmp), [base, other], seeds, task, jobs)
     print_report(results, base, other, args.levels, task)
     args.out.mkdir(parents=True, exist_ok=True)
     name = "ssl_grounding_quick" if args.quick else "ssl_grounding"
     png = plot_heldout(results, args.out / f"{name}.png",
                        f"GRPO on ClickBox-v0 (held-out layouts): {other} against {base}, N={task.group_size}",
                        level=args.levels[0], episodes_per_step=task.group_size * task.groups_per_step)  # fmt: skip
-    save_curves(results, task, args.out / f"{name}.json")
+    if args.report is None:
+        save_curves(results, task, args.out / f"{name}.json", extra=("reward_mean", "success_rate"))
     print(f"plot: {png}")
     return 0
 
@@ -110,7 +117,7 @@ def print_report(
     diff = paired_final_difference(results, base, other)
     print(f"\nfinal held-out success, {other} - {base} (paired by seed): {fmt_ci(*diff)}")
     binary_runs = [r for arm, runs in results.items() if ARMS[arm].reward == "binary" for r in runs]
-    if binary_runs:
+    if binary_runs and all(r.history and "reward_mean" in r.history[0] for r in binary_runs):
         ok = format_bonus_is_constant(binary_runs)
         print(f"format term paid to every binary rollout (a constant GRPO removes): {'yes' if ok else 'NO'}")
 

@@ -388,8 +388,27 @@ def save_curves(
     return path
 
 
+def load_curves(path: Path) -> tuple[Task, dict[str, list[RunResult]]]:
+    """The task and runs :func:`save_curves` wrote (each run's history holds the saved per-step metrics only)."""
+    import json
+
+    data = json.loads(Path(path).read_text())
+    results = {}
+    for arm, runs in data["runs"].items():
+        results[arm] = []
+        for r in runs:
+            extra = {k: v for k, v in r.items() if k not in ("seed", "eval_steps", "greedy")}
+            steps = len(next(iter(extra.values()))) if extra else 0
+            history = [{k: v[i] for k, v in extra.items()} for i in range(steps)]
+            results[arm].append(RunResult(arm, r["seed"], r["eval_steps"], r["greedy"], history))
+    known = {
+        k: v for k, v in data["task"].items() if k in Task.__dataclass_fields__
+    }  # older files: extra keys
+    return Task(**known), results
+
+
 __all__ = [
     "ARMS", "EVAL_SEED_START", "SSL_GRADED", "TRAIN_SEEDS_PER_RUN", "Arm", "RunResult", "Task", "UnknownVariantError",
-    "compare", "curves", "fmt_ci", "format_bonus_is_constant", "heldout_table", "mean_ci", "paired_final_difference",
+    "compare", "curves", "fmt_ci", "format_bonus_is_constant", "heldout_table", "load_curves", "mean_ci", "paired_final_difference",
     "plot_heldout", "run_arm", "run_with_progress", "save_curves", "steps_ratio_rows", "steps_summary", "steps_to_level",
 ]  # fmt: skip
