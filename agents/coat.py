@@ -82,6 +82,7 @@ class CoaTDialogue:
         sampling: sampling parameters (``num_samples`` is set per call from the branching factor).
         frame: the grounding turn's coordinate frame (MobileIPL: integers on 0-1000).
         use_images: send the screenshot with turn 1; defaults to ``generator.supports_images``.
+        style: the user turns' wording, ``paper`` or ``compact`` (see :mod:`agents.prompts.coat`).
     """
 
     def __init__(
@@ -90,8 +91,10 @@ class CoaTDialogue:
         sampling: SamplingParams | None = None,
         frame: CoordinateFrame = NORM_1000,
         use_images: bool | None = None,
+        style: str = "paper",
     ) -> None:
         self.generator = generator
+        self.style = style
         self.sampling = sampling or SamplingParams(max_new_tokens=128)
         self.frame = frame
         self.use_images = (
@@ -123,7 +126,9 @@ class CoaTDialogue:
             ctx = _root(node).context
             turn = node.turn + 1
             decision = node.text if turn == 3 else ""
-            message = coat_user_turn(turn, ctx["instruction"], ctx["history"], decision, ctx["with_image"])
+            message = coat_user_turn(
+                turn, ctx["instruction"], ctx["history"], decision, ctx["with_image"], self.style
+            )
             conversations.append([*node.messages, message])
             images.append(ctx["images"])
         generations = self.generator.generate(
@@ -191,9 +196,13 @@ class CoaTAgent(BaseAgent):
     name = "coat"
 
     def __init__(
-        self, generator: Generator, sampling: SamplingParams | None = None, frame: CoordinateFrame = NORM_1000
+        self,
+        generator: Generator,
+        sampling: SamplingParams | None = None,
+        frame: CoordinateFrame = NORM_1000,
+        style: str = "paper",
     ) -> None:
-        self.dialogue = CoaTDialogue(generator, sampling, frame)
+        self.dialogue = CoaTDialogue(generator, sampling, frame, style=style)
         self.instruction = ""
         self.history: list[str] = []
 

