@@ -66,7 +66,9 @@ class ElementFormat:
         names = LETTERS[: len(elements)]
         k = next((names.index(ch) for ch in str(text) if ch in names), None)
         if k is None:
-            return None, ParseError("no_element", f"no element letter A-{names[-1] if names else 'A'} in the answer")
+            return None, ParseError(
+                "no_element", f"no element letter A-{names[-1] if names else 'A'} in the answer"
+            )
         return Action.click_element(str(elements[k]["id"])), None
 
     def answer_text(self, action: Action, observation: Any) -> str:
@@ -82,7 +84,9 @@ class ElementFormat:
         elements = clickable(observation)
         k = None
         if action.type == "open_app" and action.app:
-            k = next((i for i, e in enumerate(elements) if _label(e).lower() == str(action.app).lower()), None)
+            k = next(
+                (i for i, e in enumerate(elements) if _label(e).lower() == str(action.app).lower()), None
+            )
         elif action.type == "click" and action.element_id is not None:
             k = next((i for i, e in enumerate(elements) if str(e.get("id")) == str(action.element_id)), None)
         elif action.type == "click" and action.point is not None:
@@ -91,7 +95,9 @@ class ElementFormat:
                      if e.get("bbox") and e["bbox"][0] <= x <= e["bbox"][2] and e["bbox"][1] <= y <= e["bbox"][3]]  # fmt: skip
             k = min(under)[1] if under else None
         if k is None:
-            raise ValueError(f"no listed element for the action {action.to_json()}: it has no answer in this format")
+            raise ValueError(
+                f"no listed element for the action {action.to_json()}: it has no answer in this format"
+            )
         return LETTERS[k]
 
     def answer_tokens(self, tokenizer: Any) -> list[int]:

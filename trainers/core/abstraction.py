@@ -276,7 +276,9 @@ def llm_synthesise(
     descriptions = semantic_descriptions(view)
     out = []
     for t in steps:
-        prompt = LABEL_FUNCTION_PROMPT.format(api=api_listing(), guidance=guidance(view.instruction, descriptions[t]))
+        prompt = LABEL_FUNCTION_PROMPT.format(
+            api=api_listing(), guidance=guidance(view.instruction, descriptions[t])
+        )
         record = SynthesisRecord(t, descriptions[t], None, 0, None)
         for attempt in range(1, max_attempts + 1):
             record.attempts = attempt
@@ -302,8 +304,16 @@ def _key_step_of(call: str, view: TrajectoryView, keys: Sequence[int], used: set
             continue
         if (
             (call.startswith("validate_app_opened(") and s.action == "open_app" and repr(str(s.app)) in call)
-            or (call.startswith("validate_type_action(") and s.action == "type" and repr(str(s.typed_text)) in call)
-            or (call.startswith("validate_click_action(") and s.action in CLICK_TYPES and repr(str(s.text)) in call)
+            or (
+                call.startswith("validate_type_action(")
+                and s.action == "type"
+                and repr(str(s.typed_text)) in call
+            )
+            or (
+                call.startswith("validate_click_action(")
+                and s.action in CLICK_TYPES
+                and repr(str(s.text)) in call
+            )
         ):
             return k
     return None
@@ -334,7 +344,9 @@ def rule_synthesise(trajectory: Any, timeout_s: float = 2.0) -> list[SynthesisRe
             used.add(found)
         why = _passes(code, view, timeout_s)
         description = descriptions[step] if step >= 0 else call
-        record = SynthesisRecord(step, description, code if why is None else None, 1, 1 if why is None else None)
+        record = SynthesisRecord(
+            step, description, code if why is None else None, 1, 1 if why is None else None
+        )
         if why is not None:
             record.errors.append(why)
         out.append(record)

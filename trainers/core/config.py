@@ -121,7 +121,9 @@ class CoreConfig:
             if ":" not in item:
                 raise ConfigError(f"test_templates entries are ENV_ID:template, got {item!r}")
         if not 0 <= self.scripted_samples < self.samples_per_task:
-            raise ConfigError(f"scripted_samples must be in [0, samples_per_task - 1] (the policy needs a sample), got {self.scripted_samples}")
+            raise ConfigError(
+                f"scripted_samples must be in [0, samples_per_task - 1] (the policy needs a sample), got {self.scripted_samples}"
+            )
         for name in ("test_fraction", "demo_fraction"):
             if not 0 <= getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be in [0, 1), got {getattr(self, name)}")
@@ -132,7 +134,9 @@ class CoreConfig:
             self.graph_expansion = False
 
     @classmethod
-    def from_yaml(cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> CoreConfig:
+    def from_yaml(
+        cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+    ) -> CoreConfig:
         """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
         return load_config(cls, path, overrides)
 

@@ -42,12 +42,12 @@ REFINE_PROMPT = (
     "intents: If the candidate already adheres to all the rules below (clean, imperative style with a clear action "
     'and explicit object), return it exactly as is. 2. No prefixes or labels: Don\'t start with "The task is," '
     '"New task intent:," "This intent," or any extra words. 3. Validity check: If it doesn\'t describe a real intent '
-    "or is meaningless, respond with exactly 'INVALID'. For example, \"New task intent:\", \"OBSERVATION: \", or any "
+    'or is meaningless, respond with exactly \'INVALID\'. For example, "New task intent:", "OBSERVATION: ", or any '
     "other non-intent placeholder should be flagged as 'INVALID'. 4. Explicit object requirement: The intent must "
     "include both a clear action *and* an explicit object or target. If the candidate has no specified object "
     '(e.g. "Add to cart", "Compare the prices of the products", "Stop", "Go back"), respond with \'INVALID\'. 5. '
     "Prohibit negation or interruption intents: If the candidate describes stopping, canceling, preventing, or "
-    'otherwise negating another action (e.g., "The task intent is to stop the..."), respond with \'INVALID\'. '
+    "otherwise negating another action (e.g., \"The task intent is to stop the...\"), respond with 'INVALID'. "
     "Examples: {examples}\n\nCandidate: {candidate}\n"
 )
 
@@ -71,7 +71,20 @@ _PREFIXES = re.compile(
     re.I,
 )
 #: Words that make an intent a negation or interruption (rule 5).
-_NEGATION = {"stop", "cancel", "prevent", "avoid", "don't", "dont", "do", "not", "never", "abort", "undo", "quit"}
+_NEGATION = {
+    "stop",
+    "cancel",
+    "prevent",
+    "avoid",
+    "don't",
+    "dont",
+    "do",
+    "not",
+    "never",
+    "abort",
+    "undo",
+    "quit",
+}
 #: Verbs that start an imperative intent on guigym's sites and apps (rule 2 / imperative style).
 IMPERATIVE_VERBS = frozenset(
     "add remove delete open create write post set turn enable disable switch change edit update search find "
@@ -103,7 +116,23 @@ def refine_intent(candidate: str) -> str:
         return INVALID
     rest = [w.lower() for w in words[1:]]
     # An explicit object: something after the verb that is not only a particle or a bare container ("to cart").
-    particles = {"to", "the", "a", "an", "back", "up", "down", "on", "off", "in", "into", "cart", "page", "it", "them"}
+    particles = {
+        "to",
+        "the",
+        "a",
+        "an",
+        "back",
+        "up",
+        "down",
+        "on",
+        "off",
+        "in",
+        "into",
+        "cart",
+        "page",
+        "it",
+        "them",
+    }
     if all(w in particles for w in rest):
         return INVALID
     return text[0].upper() + text[1:]
@@ -122,7 +151,10 @@ CHANGE_TEMPLATES: Mapping[str, tuple[str | None, str | None]] = {
     "forum.subscriptions": ("Subscribe to the forum {x}", "Unsubscribe from the forum {x}"),
     "forum.bios": ("Set the bio of {x} to '{rest}'", None),
     "classifieds.listings": ("Create a listing titled '{x}'", "Delete the listing '{x}'"),
-    "classifieds.favourites": ("Add the listing '{x}' to the favourites", "Remove the listing '{x}' from the favourites"),
+    "classifieds.favourites": (
+        "Add the listing '{x}' to the favourites",
+        "Remove the listing '{x}' from the favourites",
+    ),
     "clock.alarms": ("Set an alarm for {x}", "Delete the alarm at {x}"),
     "clock.cities": ("Add {x} to the world clock", "Remove {x} from the world clock"),
     "contacts.contacts": ("Add the contact {x}", "Delete the contact {x}"),
@@ -159,7 +191,9 @@ def state_change_intent(trajectory: Any) -> str:
     removed_candidates = []
     for collection in sorted(set(first) | set(last)):
         before, after = list(first.get(collection, ())), list(last.get(collection, ()))
-        add_t, remove_t = CHANGE_TEMPLATES.get(collection, ("Add '{x}' to " + collection, "Remove '{x}' from " + collection))
+        add_t, remove_t = CHANGE_TEMPLATES.get(
+            collection, ("Add '{x}' to " + collection, "Remove '{x}' from " + collection)
+        )
         added = [d for d in after if d not in before]
         if added and add_t:
             return refine_intent(_fill(add_t, added[0]))
@@ -220,13 +254,17 @@ def _name(origin: str, parent: str, instruction: str) -> str:
     return f"{origin}:{parent}:{hashlib.sha1(instruction.encode()).hexdigest()[:8]}"
 
 
-def augment_success(traj: Trajectory, parent: str, llm: LLM | None = None, timeout_s: float = 2.0) -> NewTask | None:
+def augment_success(
+    traj: Trajectory, parent: str, llm: LLM | None = None, timeout_s: float = 2.0
+) -> NewTask | None:
     """Section 3.3.1: a successful trajectory on a task with no demonstration becomes a task, with label functions
     synthesised from it (and passing on it); ``None`` when no function could be synthesised."""
     functions = accepted(abstract(traj, llm, timeout_s=timeout_s))
     if not functions:
         return None
-    return NewTask(_name("success", parent, traj.instruction), "success", parent, traj.instruction, functions, traj.id)
+    return NewTask(
+        _name("success", parent, traj.instruction), "success", parent, traj.instruction, functions, traj.id
+    )
 
 
 def explore_failure(
@@ -252,10 +290,15 @@ def explore_failure(
     if not functions:
         return None
     verdict = judge_intent(traj, traj.instruction, intent, judge) if judge is not None else None
-    task = NewTask(_name("failure", parent, intent), "failure", parent, intent, functions, relabelled.id, verdict)
+    task = NewTask(
+        _name("failure", parent, intent), "failure", parent, intent, functions, relabelled.id, verdict
+    )
     return task, relabelled
 
 
 def tasks_summary(tasks: Sequence[NewTask]) -> dict[str, int]:
     """Counts by origin (what the loop's metrics report)."""
-    return {"new_success": sum(t.origin == "success" for t in tasks), "new_failure": sum(t.origin == "failure" for t in tasks)}
+    return {
+        "new_success": sum(t.origin == "success" for t in tasks),
+        "new_failure": sum(t.origin == "failure" for t in tasks),
+    }

@@ -106,7 +106,9 @@ def _stratum(env_id: str, template: str) -> str:
     return next((name for lo, hi, name in STRATA if difficulty is not None and lo <= difficulty <= hi), "any")
 
 
-def split_tasks(config: CoreConfig, names: dict[str, list[str]]) -> tuple[list[CoreTask], list[CoreTask], list[str]]:
+def split_tasks(
+    config: CoreConfig, names: dict[str, list[str]]
+) -> tuple[list[CoreTask], list[CoreTask], list[str]]:
     """Train tasks, test tasks (templates split ``1 - test_fraction`` / ``test_fraction`` within each
     difficulty stratum) and the keys of the demonstrated training tasks (``demo_fraction``, at least one)."""
     rng = random.Random(config.seed)
@@ -130,7 +132,11 @@ def split_tasks(config: CoreConfig, names: dict[str, list[str]]) -> tuple[list[C
         test_t.append(train_t.pop())  # a split too small to round still holds one test template out
 
     def instances(pairs: list[tuple[str, str]]) -> list[CoreTask]:
-        return [CoreTask(e, t, config.seed_base + s) for e, t in sorted(pairs) for s in range(config.seeds_per_template)]
+        return [
+            CoreTask(e, t, config.seed_base + s)
+            for e, t in sorted(pairs)
+            for s in range(config.seeds_per_template)
+        ]
 
     train, test = instances(train_t), instances(test_t)
     n_demo = max(1, math.ceil(config.demo_fraction * len(train)))
@@ -172,7 +178,9 @@ class _Envs:
 
     def get(self, env_id: str) -> Any:
         if env_id not in self.workers:
-            self.workers[env_id] = make_workers(env_id, self.config.backend, self.config.num_envs, self.config.env_kwargs)
+            self.workers[env_id] = make_workers(
+                env_id, self.config.backend, self.config.num_envs, self.config.env_kwargs
+            )
         return self.workers[env_id]
 
     def local(self, env_id: str) -> gym.Env[Any, Any]:
@@ -190,7 +198,9 @@ class _Envs:
             w.close()
 
 
-def _scripted(envs: _Envs, task: CoreTask, agent_of: Callable[[gym.Env[Any, Any]], Any], n: int, config: CoreConfig) -> list[Trajectory]:
+def _scripted(
+    envs: _Envs, task: CoreTask, agent_of: Callable[[gym.Env[Any, Any]], Any], n: int, config: CoreConfig
+) -> list[Trajectory]:
     env = envs.local(task.env_id)
     agent = agent_of(env)
     out = []
@@ -259,7 +269,9 @@ def element_samples(fmt: Any) -> Callable[[list[Trajectory], Any], list[Any]]:
     return make
 
 
-def _sft(config: CoreConfig, model: str, folders: list[str], out: Path, epochs: int | None = None) -> dict[str, Any]:
+def _sft(
+    config: CoreConfig, model: str, folders: list[str], out: Path, epochs: int | None = None
+) -> dict[str, Any]:
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
@@ -280,7 +292,9 @@ def _agent(config: CoreConfig, model: str, seed: int, temperature: float | None 
                    device=config.device, seed=seed)  # fmt: skip
 
 
-def evaluate_heldout(config: CoreConfig, state: RunState, envs: _Envs, model: str, iteration: int) -> dict[str, float]:
+def evaluate_heldout(
+    config: CoreConfig, state: RunState, envs: _Envs, model: str, iteration: int
+) -> dict[str, float]:
     """Greedy and sampled success of ``model`` on the unseen-seed split (``heldout_*``) and the unseen templates
     (``unseen_template_*``): fractions of episodes, each split's keys absent when it is empty."""
     out: dict[str, float] = {}
@@ -358,11 +372,17 @@ def _finish(out: Path, tmp: Path, state: RunState, metrics: dict[str, Any], cons
     install_folder(tmp, final)
     state.model = str(final / "sft" / "final")
     _write_metrics(out)
-    console.print(f"[bold]iteration {state.iteration} done[/bold]: " + ", ".join(
-        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items() if k != "step"))
+    console.print(
+        f"[bold]iteration {state.iteration} done[/bold]: "
+        + ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items() if k != "step"
+        )
+    )
 
 
-def _behaviour_cloning(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, llm: LLM | None, console: Any) -> dict[str, Any]:
+def _behaviour_cloning(
+    config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, llm: LLM | None, console: Any
+) -> dict[str, Any]:
     by_key = {t.key: t for t in state.train}
     console.print(f"[cyan]iteration 0[/cyan]: {len(state.demo)} oracle demonstrations")
     demos = [t for key in state.demo for t in _scripted(envs, by_key[key], OracleAgent, 1, config)]
@@ -388,10 +408,21 @@ def _behaviour_cloning(config: CoreConfig, state: RunState, envs: _Envs, tmp: Pa
             "kept_scripted": 0}  # fmt: skip
 
 
-def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out: Path, llm: LLM | None, judge: LLM | None, console: Any) -> dict[str, Any]:
+def _iteration(
+    config: CoreConfig,
+    state: RunState,
+    envs: _Envs,
+    tmp: Path,
+    out: Path,
+    llm: LLM | None,
+    judge: LLM | None,
+    console: Any,
+) -> dict[str, Any]:
     i = state.iteration
     stage = f"[cyan]iteration {i}[/cyan]"
-    console.print(f"{stage}: sampling {config.samples_per_task} per task ({len(state.train)} train, {len(state.test)} test)")
+    console.print(
+        f"{stage}: sampling {config.samples_per_task} per task ({len(state.train)} train, {len(state.test)} test)"
+    )
     policy = _agent(config, state.model, config.seed + i)
     rng_seed = config.seed * 1000 + i
     samples: list[tuple[CoreTask, str, Trajectory]] = []
@@ -406,7 +437,9 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
         for traj in _scripted(envs, task, noisy, n_script, config) if n_script else []:
             samples.append((task, "scripted", traj))
     for task, sampler, traj in samples:
-        traj.metadata.update(core_task=task.key, sampler=sampler, split="train" if task in state.train else "test")
+        traj.metadata.update(
+            core_task=task.key, sampler=sampler, split="train" if task in state.train else "test"
+        )
     save_trajectories([t for _, _, t in samples], tmp / "samples")
 
     console.print(f"{stage}: classify, expand, extrapolate")
@@ -452,7 +485,9 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
             mined += _explore(traj, task, llm, judge, config, state, graph_tasks, kept, i)
     save_trajectories(kept, tmp / "dataset")
     _save_graphs(state, tmp, config.draw_graphs)
-    (tmp / "label_functions.json").write_text(json.dumps({k: g.to_json()["vertices"] for k, g in state.graphs.items()}, indent=1))
+    (tmp / "label_functions.json").write_text(
+        json.dumps({k: g.to_json()["vertices"] for k, g in state.graphs.items()}, indent=1)
+    )
 
     console.print(f"{stage}: SFT on {len(kept)} new trajectories + earlier data")
     folders = [str(p / "dataset") for p in finished_iterations(out)] + [str(tmp / "dataset")]
@@ -462,10 +497,20 @@ def _iteration(config: CoreConfig, state: RunState, envs: _Envs, tmp: Path, out:
     for traj in kept:
         sampler = traj.metadata.get("sampler", "policy")
         relabelled = "relabelled_from" in traj.metadata
-        by_source["kept_scripted" if sampler == "scripted" else "kept_policy_relabelled" if relabelled else "kept_policy"] += 1
+        by_source[
+            "kept_scripted"
+            if sampler == "scripted"
+            else "kept_policy_relabelled"
+            if relabelled
+            else "kept_policy"
+        ] += 1
 
     def rate(split: str) -> float:
-        rows = [bool(t.success) for task, s, t in samples if s == "policy" and (split == "all" or t.metadata["split"] == split)]
+        rows = [
+            bool(t.success)
+            for task, s, t in samples
+            if s == "policy" and (split == "all" or t.metadata["split"] == split)
+        ]
         return float(np.mean(rows)) if rows else 0.0
 
     demo_graphs = [g for k, g in state.graphs.items() if k in state.demo]
@@ -529,13 +574,23 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
             if state.iteration == 0:
                 metrics = _behaviour_cloning(config, state, envs, tmp, llm, console)
                 _save_graphs(state, tmp, config.draw_graphs)
-                metrics.update(graphs=len(state.graphs), avg_path_count=StrategyGraph.average_path_count(state.graphs.values()))
+                metrics.update(
+                    graphs=len(state.graphs),
+                    avg_path_count=StrategyGraph.average_path_count(state.graphs.values()),
+                )
             else:
                 metrics = _iteration(config, state, envs, tmp, out, llm, judge, console)
             if state.heldout or state.test:
                 console.print(f"[cyan]iteration {state.iteration}[/cyan]: held-out evaluation")
-                metrics.update(evaluate_heldout(config, state, envs, str(tmp / "sft" / "final"), state.iteration))
-            metrics = {"step": state.iteration, "iteration": state.iteration, **metrics, "seconds": time.time() - start}
+                metrics.update(
+                    evaluate_heldout(config, state, envs, str(tmp / "sft" / "final"), state.iteration)
+                )
+            metrics = {
+                "step": state.iteration,
+                "iteration": state.iteration,
+                **metrics,
+                "seconds": time.time() - start,
+            }
             _finish(out, tmp, state, metrics, console)
     finally:
         envs.close()

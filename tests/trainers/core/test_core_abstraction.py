@@ -28,9 +28,30 @@ from trainers.core.extrapolation import (
     state_change_intent,
 )
 
-SEARCH = {"id": "3", "text": "Search", "tag": "input", "role": "textbox", "bbox": [0, 0, 100, 20], "clickable": True}
-LINK = {"id": "7", "text": "Crunchy Almonds", "tag": "a", "role": "link", "bbox": [0, 40, 100, 60], "clickable": True}
-WISH = {"id": "9", "text": "Add to Wish List", "tag": "button", "role": "button", "bbox": [0, 80, 100, 100], "clickable": True}
+SEARCH = {
+    "id": "3",
+    "text": "Search",
+    "tag": "input",
+    "role": "textbox",
+    "bbox": [0, 0, 100, 20],
+    "clickable": True,
+}
+LINK = {
+    "id": "7",
+    "text": "Crunchy Almonds",
+    "tag": "a",
+    "role": "link",
+    "bbox": [0, 40, 100, 60],
+    "clickable": True,
+}
+WISH = {
+    "id": "9",
+    "text": "Add to Wish List",
+    "tag": "button",
+    "role": "button",
+    "bbox": [0, 80, 100, 100],
+    "clickable": True,
+}
 
 
 def _traj(wishlist_after: bool = True) -> Trajectory:
@@ -44,11 +65,18 @@ def _traj(wishlist_after: bool = True) -> Trajectory:
         (Action.click_element("9"), "http://shop/product/4", [WISH], empty),
         (Action.stop(), "http://shop/product/4", [WISH], final),
     ]
-    traj = Trajectory("Add the Crunchy Almonds to the wishlist.", env_id="GuiWeb-Shop-v0", task="shop.add_to_wishlist", seed=1)
+    traj = Trajectory(
+        "Add the Crunchy Almonds to the wishlist.",
+        env_id="GuiWeb-Shop-v0",
+        task="shop.add_to_wishlist",
+        seed=1,
+    )
     for action, url, elements, facts in steps:
         record = {"facts": facts, "elements": elements, "location": url}
         traj.steps.append(Step(action=action, privileged={"verifier_record": record}))
-    traj.metadata["final_privileged"] = {"verifier_record": {"facts": final, "elements": [WISH], "location": "http://shop/product/4"}}
+    traj.metadata["final_privileged"] = {
+        "verifier_record": {"facts": final, "elements": [WISH], "location": "http://shop/product/4"}
+    }
     traj.success = wishlist_after
     return traj
 
@@ -84,7 +112,10 @@ def test_llm_key_steps_map_lines_back_and_fall_back() -> None:
         return "1. Type 'Crunchy Almonds' into the field 'Search'\n2. Click the button 'Add to Wish List'"
 
     assert key_steps(_traj(), llm) == [0, 3]
-    assert "Objective: Add the Crunchy Almonds to the wishlist." in prompts[0] and "3. Scroll the page" in prompts[0]
+    assert (
+        "Objective: Add the Crunchy Almonds to the wishlist." in prompts[0]
+        and "3. Scroll the page" in prompts[0]
+    )
     assert key_steps(_traj(), lambda p: "nothing useful") == [0, 3]
 
 
@@ -168,3 +199,22 @@ def test_cli_refuses_to_overwrite_a_finished_run_and_checks_the_config(tmp_path:
     assert finished.exit_code == 2 and "--resume" in finished.output
     bad = CliRunner().invoke(app, [*base, "--set", "scripted_samples=5"])
     assert bad.exit_code == 2 and "scripted_samples" in bad.output
+
+
+def test_rule_path_ties_functions_to_key_steps_and_their_descriptions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The default (no LLM) path runs section 3.1.1 and 3.1.2: the type (step 0) and the wishlist click (step 3) are
+    # the rule's key steps, so their functions carry those steps' descriptions; the wishlist fact is app state.
+    records = abstraction.rule_synthesise(_traj())
+    assert [(r.step, r.description) for r in records if r.step >= 0] == [
+        (0, "Type 'Crunchy Almonds' into the field 'Search'"),
+        (3, "Click the button 'Add to Wish List'"),
+    ]
+    assert [r.step for r in records if "validate_fact" in (r.code or "")] == [-1]
+    assert all(r.code for r in records)
+    # A narrower key-step choice (only the click) drops the type step's function: no function for a non-key step.
+    monkeypatch.setattr(abstraction, "rule_key_steps", lambda trajectory: [3])
+    narrowed = abstraction.rule_synthesise(_traj())
+    assert [r.step for r in narrowed if r.step >= 0] == [3]
+    assert not any("validate_type_action" in (r.code or "") for r in narrowed)

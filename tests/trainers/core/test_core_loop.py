@@ -32,7 +32,7 @@ def _config(model: Path, out: Path) -> dict:
         "model": str(model), "envs": ["GuiWeb-Shop-v0"], "templates": [f"GuiWeb-Shop-v0:{t}" for t in TEMPLATES],
         "demo_fraction": 0.5, "test_fraction": 0.25, "iterations": 1, "samples_per_task": 4, "scripted_samples": 3,
         "detour_p": 0.6, "max_steps": 5, "max_new_tokens": 8, "output_format": "text", "batch_size": 8,
-        "learning_rate": 1e-3, "device": "cpu", "output_dir": str(out), "draw_graphs": True,
+        "learning_rate": 1e-3, "eval_samples": 0, "device": "cpu", "output_dir": str(out), "draw_graphs": True,
     }  # fmt: skip
 
 
@@ -71,7 +71,10 @@ def test_core_loop_runs_every_stage_and_resumes_after_kill(tiny_lm_path: Path, t
     assert (out / "iter_00" / "state.json").stat().st_ino == iter0
     assert not list(out.glob(".tmp-*"))
     assert [m["iteration"] for m in metrics] == [0, 1]
-    assert [json.loads(line)["iteration"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [0, 1]
+    assert [json.loads(line)["iteration"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [
+        0,
+        1,
+    ]
     ids = [t.id for p in finished_iterations(out) for t in load_trajectories(p / "dataset")]
     assert len(ids) == len(set(ids))
 
@@ -83,7 +86,10 @@ def test_core_loop_runs_every_stage_and_resumes_after_kill(tiny_lm_path: Path, t
     n_train, n_test = len(state.train), len(state.test)
     assert it1["sampled"] == 4 * n_train + 1 * n_test
     samples = load_trajectories(out / "iter_01" / "samples")
-    assert len(samples) == it1["sampled"] and {t.metadata["sampler"] for t in samples} == {"policy", "scripted"}
+    assert len(samples) == it1["sampled"] and {t.metadata["sampler"] for t in samples} == {
+        "policy",
+        "scripted",
+    }
     assert it1["fully"] + it1["partially"] + it1["failed"] >= 1
     assert it1["expanded"] >= 1, it1
     assert it1["new_success"] + it1["new_failure"] >= 1, it1
@@ -94,7 +100,9 @@ def test_core_loop_runs_every_stage_and_resumes_after_kill(tiny_lm_path: Path, t
     assert graph_files and all(p.with_suffix(".png").is_file() for p in graph_files)
     # The demonstrated tasks all search for a product by its several-word name: a second route exists (a
     # one-word search), and after iteration 1 their graphs hold more than one path on average.
-    demo_graphs = [StrategyGraph.load(out / "iter_01" / "graphs" / f"{k.replace('|', '_')}.json") for k in state.demo]
+    demo_graphs = [
+        StrategyGraph.load(out / "iter_01" / "graphs" / f"{k.replace('|', '_')}.json") for k in state.demo
+    ]
     average = StrategyGraph.average_path_count(demo_graphs)
     print(f"average path count of the demonstrated tasks after iteration 1: {average:.2f}")
     assert average > 1.0
