@@ -114,3 +114,12 @@ def test_quick_benchmark_runs_and_reports(script: str, tmp_path: Path) -> None:
         assert "format term paid to every binary rollout (a constant GRPO removes): yes" in proc.stdout
     else:
         assert "ratio sca / grpo" in proc.stdout and "grad_noise_ratio" in proc.stdout
+    # --report rebuilds the same tables from the saved JSON, without training.
+    again = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), "--quick", "--out", str(tmp_path / "again"),
+         "--report", str(tmp_path / f"{script}_quick.json")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    table = lambda text: [line for line in text.splitlines() if line.startswith("|")]  # noqa: E731
+    assert table(again.stdout) == table(proc.stdout)
