@@ -16,9 +16,10 @@ import gui_envs
 # cover them in tests/examples (about 100 s of browser launches saved).
 IDS = [i for i in gui_envs.guigym_env_ids() if "MiniWoB" not in i and not i.endswith("-Box-v0")]
 MINIWOB_IDS = [i for i in gui_envs.guigym_env_ids() if i.startswith("GuiWeb-MiniWoB-")]
-#: MiniWoB ids that CI checks: ones that reuse the task page across resets with typing, checkboxes, a date picker
-#: and a delayed form. ``GUIGYM_ALL_MINIWOB=1`` checks all of them (about 10 minutes on 2 cores).
-MINIWOB_SAMPLE = [f"GuiWeb-MiniWoB-{t}-v0" for t in ("click-button", "enter-text", "click-checkboxes", "choose-date")]
+#: MiniWoB ids that CI checks: ones that reuse the task page across resets, with typing, a date picker and a
+#: natural-language task (its utterance comes as ``{utterance, fields}``). ``GUIGYM_ALL_MINIWOB=1`` checks all
+#: 125 (about 15 minutes on 2 cores; 19 of them failed on 2026-12-02, see the closing note of issue 26).
+MINIWOB_SAMPLE = [f"GuiWeb-MiniWoB-{t}-v0" for t in ("click-button", "enter-text", "choose-date", "email-inbox-nl-turk")]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -54,6 +55,7 @@ def test_miniwob_check_env_and_element_ids_restart_at_each_reset(env_id: str) ->
         obs_b, _ = env.reset(seed=123)
         _assert_equal(obs_a["elements"], obs_b["elements"])
         _assert_equal(obs_a, obs_b)
+        assert isinstance(obs_a["instruction"], str) and not obs_a["instruction"].startswith("{")
     finally:
         env.close()
 

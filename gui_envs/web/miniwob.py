@@ -83,11 +83,13 @@ _START_JS = """([seed, mode, maxTime]) => {
   return WOB_TASK_READY;
 }"""
 # An agent may navigate away from the task page (back to about:blank, say): that page has no MiniWoB globals,
-# and reads as "not done" rather than as a script error escaping ``step``.
+# and reads as "not done" rather than as a script error escaping ``step``. The natural-language tasks (``*-nl``)
+# return their utterance as ``{utterance, fields}``; the instruction is the sentence only (the fields are the
+# task's parse of it, which MiniWoB's own checker reads).
 _STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
   ? {done: false, reward: 0, raw: 0, reason: null, utterance: '', ready: true}
   : ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
-  reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: core.getUtterance(),
+  reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: (u => typeof u === 'string' ? u : String((u && u.utterance) || ''))(core.getUtterance()),
   ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
 
 
