@@ -411,15 +411,18 @@ def train_ipl_command(
     """MobileIPL: CoaT trees sampled per recorded step, scored, paired, T-DPO; iterated over rounds."""
     from rich.markup import escape
 
-    from trainers.ipl import train_ipl
+    from trainers.ipl import heldout_line, train_ipl
     from trainers.ipl_config import IPLConfig
 
     cfg = _load_train_config(IPLConfig, config, overrides, resume)
-    for rec in train_ipl(cfg)["rounds"]:
+    result = train_ipl(cfg)
+    for rec in result["rounds"]:
         console.print(f"round {rec['step']}: potential correct {rec['potential_correct_ratio']:.3f}, pairs "
                       f"{rec['pairs']} (beta {rec['pairs_beta']}, gamma {rec['pairs_gamma']}), "
                       f"Div_R {rec['div_r']:.4f} ({escape(rec['div_r_encoder'])})")  # fmt: skip
-    console.print(f"rounds.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
+    line = heldout_line(result["heldout"])
+    console.print(line if line else "no held-out evaluation (set env_id and eval_seeds)")
+    console.print(f"rounds.jsonl, heldout.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
 
 
 # ----- newcomer commands: tasks, play, report, bench (their logic lives in guigym/<name>.py) --------------------
