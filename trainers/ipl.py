@@ -280,28 +280,53 @@ def _action_type(tn: TreeNode) -> str | None:
     return None
 
 
-def ground_truth_thought(job: TreeJob, style: str = "paper") -> str:
-    """The thought turn the warm-up data writes for ``a*`` (recorded steps hold no thoughts; see
-    :func:`coat_sft_samples`): ``To <task>, the next step is to <decision>.``, or ``Next: <decision>.`` in the
-    compact style."""
+def ground_truth_reasoning(job: TreeJob, style: str = "paper") -> tuple[str, str]:
+    """The description and thought turns the warm-up data writes for a recorded step (recorded steps hold no
+    thoughts; see :func:`coat_sft_samples`): the thought is ``To <task>, the next step is to <decision>.``, or
+    ``Next: <decision>.`` in the compact style."""
     decision, _ = ground_truth_turns(job)
+    text = job.observation.get("text")
+    description = "The screen shows the current app." + (f" {text}" if text else "")
     if style == "paper":
-        return f"To {job.instruction.rstrip('.')}, the next step is to {decision}."
-    return f"Next: {decision}."
+        return description, f"To {job.instruction.rstrip('.')}, the next step is to {decision}."
+    return description, f"Next: {decision}."
 
 
 def tree_pairs(
-    vt: TreeNode, job: TreeJob, max_positives: int | None, gamma_thoughts: bool = False, style: str = "paper"
+    vt: TreeNode,
+    job: TreeJob,
+    max_positives: int | None,
+    gamma_reasoning: bool = False,
+    style: str = "paper",
+    rehearsal: bool = False,
 ) -> list[PairSample]:
     """The thinking-level pairs of one valued tree (beta and gamma; alpha gives none).
 
-    With ``gamma_thoughts`` a gamma tree also pairs at the thought turn: the warm-up's thought for ``a*``
-    (:func:`ground_truth_thought`) over each distinct sampled thought of the tree (not in the paper, whose gamma
-    pairs are action-level; see :attr:`trainers.ipl_config.IPLConfig.gamma_thoughts`).
+    With ``rehearsal`` a tree with a value-1 leaf (alpha or beta) also gives one pair per turn of its first
+    value-1 path, with the same text on both sides (kind ``"rehearsal"``): the DPO term of such a pair is
+    ``-log sigmoid(0)`` whatever the weights (zero gradient), so only the SFT term acts, on the policy's own
+    correct turns (not in the paper, which leaves alpha trees out; see
+    :attr:`trainers.ipl_config.IPLConfig.rehearsal`).
+
+    With ``gamma_reasoning`` a gamma tree also pairs at the description and thought turns: the warm-up data's
+    turn for the step (:func:`ground_truth_reasoning`) over each distinct sampled one on a path to a wrong leaf
+    (not in the paper, whose gamma pairs are action-level; see
+    :attr:`trainers.ipl_config.IPLConfig.gamma_reasoning`).
     """
     images = list(vt.content.context["images"])
+    rehearse: list[PairSample] = []
+    if rehearsal:
+        right = [
+            leaf.content for leaf in vt.leaves() if leaf.value is not None and abs(leaf.value - 1.0) < 1e-9
+        ]
+        if right:
+            rehearse = [
+                PairSample(n.messages[:-1], n.text, n.text, images, "rehearsal") for n in right[0].path()
+            ]
+    if classify_tree(vt) == "alpha":
+        return rehearse
     gt_decision, gt_grounding = ground_truth_turns(job)
-    gt_thought = ground_truth_thought(job, style)
+    gt_reasoning = ground_truth_reasoning(job, style)
     out: list[PairSample] = []
     seen: set[int] = set()
     for p in preference_pairs(
@@ -320,11 +345,12 @@ def tree_pairs(
             continue
         seen.add(id(node))
         out.append(PairSample(node.messages[:-1], str(chosen), node.text, images, "gamma"))
-        thought = node.path()[1] if gamma_thoughts and len(node.path()) > 1 else None
-        if thought is not None and id(thought) not in seen and thought.text.strip() != gt_thought:
-            seen.add(id(thought))
-            out.append(PairSample(thought.messages[:-1], gt_thought, thought.text, images, "gamma"))
-    return out
+        for early in node.path()[:2] if gamma_reasoning else []:
+            gt = gt_reasoning[early.turn]
+            if id(early) not in seen and early.text.strip() != gt:
+                seen.add(id(early))
+                out.append(PairSample(early.messages[:-1], gt, early.text, images, "gamma"))
+    return out + rehearse
 
 
 # ----- metrics -------------------------------------------------------------------------------------------
@@ -416,10 +442,7 @@ def coat_sft_samples(jobs: list[TreeJob], generator: Any, style: str = "paper") 
         decision, grounding = ground_truth_turns(job)
         shot = job.observation.get("screenshot")
         with_image = use_images and shot is not None
-        description = "The screen shows the current app." + (
-            f" {job.observation['text']}" if job.observation.get("text") else ""
-        )
-        answers = [description, ground_truth_thought(job, style), decision]
+        answers = [*ground_truth_reasoning(job, style), decision]
         if grounding is not None:
             answers.append(grounding)
         history = render_history(job.history)  # as the dialogue renders it at sampling time
@@ -576,7 +599,7 @@ def heldout_pairs(config: IPLConfig, gen: Any, held: HeldOut) -> list[PairSample
     return [
         p
         for root, job in zip(trees, held.jobs, strict=True)
-        for p in tree_pairs(value_tree(root, job), job, None, config.gamma_thoughts, config.prompt_style)
+        for p in tree_pairs(value_tree(root, job), job, None, config.gamma_reasoning, config.prompt_style)
     ]
 
 
@@ -666,7 +689,7 @@ def sample_round(
             counts[classify_tree(vt)] += 1
             leaf_values.extend(float(leaf.value) for leaf in vt.leaves())
             pairs.extend(
-                tree_pairs(vt, job, config.max_positives, config.gamma_thoughts, config.prompt_style)
+                tree_pairs(vt, job, config.max_positives, config.gamma_reasoning, config.prompt_style)
             )
             dev = tree_deviation(root, encode)
             if dev is not None:
@@ -681,6 +704,7 @@ def sample_round(
         **{f"trees_{k}": v for k, v in counts.items()},
         "potential_correct_ratio": (counts["alpha"] + counts["beta"]) / n,
         "pairs": len(pairs),
+        "pairs_rehearsal": sum(p.kind == "rehearsal" for p in pairs),
         "pairs_beta": sum(p.kind == "beta" for p in pairs),
         "pairs_gamma": sum(p.kind == "gamma" for p in pairs),
         "acc_s": float(np.mean([v == 1.0 for v in leaf_values])) if leaf_values else 0.0,

@@ -34,11 +34,18 @@ class IPLConfig:
     prompt_style: str = "paper"
     """CoaT user turns: ``paper`` (the appendix's wording) or ``compact`` (the same four questions in a few
     words, for tiny models on CPU; see :mod:`agents.prompts.coat`)."""
-    gamma_thoughts: bool = False
-    """Gamma trees also pair at the thought turn: the warm-up's thought for ``a*`` over each sampled thought.
-    Not in the paper (its gamma pairs are action-level); without it nothing corrects a wrong thought in a tree
-    where no leaf is right, and a tiny model's thoughts drift under T-DPO (pilot: held-out step accuracy fell
-    from 0.33 to 0.22 in one round)."""
+    gamma_reasoning: bool = False
+    """Gamma trees also pair at the description and thought turns: the warm-up data's turn for the step over
+    each sampled one on a path to a wrong leaf. Not in the paper (its gamma pairs are action-level). Why: with
+    action-level pairs only, nothing trains a tiny model's earlier turns in a round, and they drift under T-DPO
+    (pilots, hidden size 64: held-out step accuracy fell from 0.33 to 0.22, and to 0.0 with thought pairs only,
+    in one round, with garbled descriptions)."""
+    rehearsal: bool = False
+    """Each tree with a value-1 leaf (alpha or beta) also gives same-text pairs along one correct path: zero DPO
+    gradient, so the round's SFT term rehearses what the policy already gets right. Not in the paper (alpha trees
+    give no pairs, beta trees pair only where they branch). Why: a tiny model forgets the turns no pair mentions
+    (pilot, hidden size 64: the first step, "open app Settings", right after the warm-up, was garbled after one
+    round)."""
     branch_grounding: bool = False
     """Branch the grounding turn ``K`` ways too: ``K^4`` leaves (81 at K = 3) for pointer actions."""
     steps_per_round: int = 0

@@ -62,6 +62,37 @@ def test_gamma_pairs_put_the_ground_truth_in_coat_words() -> None:
     assert pairs[0].prompt[-2]["content"] == "click Wi-Fi" and pairs[0].prompt[-1]["role"] == "user"
 
 
+def test_gamma_reasoning_pairs_and_alpha_rehearsal() -> None:
+    # The gamma tree of the test above, with the description and thought turns paired too (compact wording).
+    job = TreeJob(
+        {"screenshot": SHOT}, "open Settings", [], Action("click", point=(180.0, 180.0)), [12, 152, 348, 208]
+    )
+    root = _root()
+    thought = _child(_child(root, "a list"), "tap it")
+    _child(_child(thought, "click Wi-Fi"), "(1,1),(2,2)", Action("click", point=(0.4, 0.8)))
+    _child(thought, "press Back", Action("navigate", target="back"))
+    pairs = tree_pairs(value_tree(root, job), job, None, gamma_reasoning=True, style="compact")
+    assert [(p.chosen, p.rejected) for p in pairs] == [
+        ("<|box_start|>(33,190),(967,260)<|box_end|>", "(1,1),(2,2)"),
+        ("The screen shows the current app.", "a list"),
+        ("Next: click the target.", "tap it"),
+        ("click the target", "press Back"),  # the description and thought were paired once, above
+    ]
+    # An alpha tree (every leaf right) rehearses its first path: same text on both sides, zero DPO gradient.
+    back = TreeJob({"screenshot": SHOT}, "go back", [], Action("navigate", target="back"))
+    alpha = _root()
+    t = _child(_child(alpha, "a page"), "leave")
+    _child(t, "press Back", Action("navigate", target="back"))
+    _child(t, "press back", Action("navigate", target="back"))
+    assert (
+        tree_pairs(value_tree(alpha, back), back, None) == []
+    )  # the paper's rule: alpha trees give no pairs
+    rehearsal = tree_pairs(value_tree(alpha, back), back, None, rehearsal=True)
+    assert [(p.chosen, p.rejected, p.kind) for p in rehearsal] == [
+        ("a page", "a page", "rehearsal"), ("leave", "leave", "rehearsal"), ("press Back", "press Back", "rehearsal")]  # fmt: skip
+    assert rehearsal[2].prompt[-1]["content"] == "turn 2" and rehearsal[2].prompt[-2]["content"] == "leave"
+
+
 def test_beta_pairs_from_a_sampled_tree() -> None:
     job = TreeJob({"screenshot": SHOT}, "go back", [], Action("navigate", target="back"))
     root = _root()
@@ -345,3 +376,23 @@ def test_a_round_killed_with_kill_9_resumes_from_its_checkpoint(
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=0, msg=name)
     ra, rb = ((tmp_path / n / "rounds.jsonl").read_text().splitlines() for n in ("whole", "killed"))
     assert [json.loads(x)["pairs"] for x in ra] == [json.loads(x)["pairs"] for x in rb]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_quick_benchmark_rounds_beat_the_warm_up_on_held_out_episodes(tmp_path: Path) -> None:
+    """The acceptance run: ``benchmarks/ipl_rounds.py --quick`` (one seed, the config's task pool and held-out
+    seeds 1000-1005, cut down as QUICK says). Held-out greedy task success after the last round is above the
+    warm-up policy's, and the table and plot are written."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "ipl_rounds.py"), "--quick", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=880, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(proc.stdout)
+    assert "| round | seeds | held-out success (greedy) |" in proc.stdout
+    assert (tmp_path / "ipl_rounds_quick.png").stat().st_size > 0
+    (run,) = json.loads((tmp_path / "ipl_rounds_quick.json").read_text())["runs"]
+    success = [r["eval_greedy_success"] for r in run["heldout"]]
+    assert len(success) == len(run["rounds"]) + 1 >= 2
+    assert success[-1] > success[0], success
