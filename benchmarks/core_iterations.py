@@ -20,7 +20,7 @@
   greedy success, and the average path count of the strategy graphs.
 
 Run: ``python benchmarks/core_iterations.py --jobs 2`` (5 run seeds x (BC + 3 iterations)), or ``--quick`` (1 run
-seed, 4 templates x 2 seeds, greedy evaluation only; the acceptance test runs it). ``--set KEY=VALUE`` overrides a
+seed, 4 templates x 2 seeds, greedy evaluation only; a test runs it). ``--set KEY=VALUE`` overrides a
 config field. Prints markdown tables; writes ``benchmarks/out/core_iterations.png`` and ``.json``
 (``core_iterations_quick.*`` with ``--quick``).
 """
