@@ -689,7 +689,14 @@ def sample_round(
             counts[classify_tree(vt)] += 1
             leaf_values.extend(float(leaf.value) for leaf in vt.leaves())
             pairs.extend(
-                tree_pairs(vt, job, config.max_positives, config.gamma_reasoning, config.prompt_style)
+                tree_pairs(
+                    vt,
+                    job,
+                    config.max_positives,
+                    config.gamma_reasoning,
+                    config.prompt_style,
+                    config.rehearsal,
+                )
             )
             dev = tree_deviation(root, encode)
             if dev is not None:
