@@ -166,6 +166,18 @@ def test_trees_have_27_leaves_as_the_paper_counts(decision: str, grounding: bool
     assert len(root.leaves()) == leaves and all(leaf.action is not None for leaf in root.leaves())
 
 
+def test_a_round_counts_rehearsal_pairs_when_asked() -> None:
+    from trainers.ipl import sample_round
+    from trainers.ipl_config import IPLConfig
+
+    # A policy that always presses Back, on a step whose a* is Back: an alpha tree of 2^3 = 8 leaves.
+    job = TreeJob({"screenshot": SHOT}, "go back", [], Action("navigate", target="back"))
+    for flag, expected in ((False, 0), (True, 3)):  # description, thought, decision of one correct path
+        cfg = IPLConfig(model="m", data="d", k=2, rehearsal=flag, progress=False)
+        pairs, metrics = sample_round(cfg, _Scripted("press Back"), [job], 1)
+        assert metrics["trees_alpha"] == 1 and metrics["pairs_rehearsal"] == len(pairs) == expected
+
+
 def test_div_r_token_fallback_by_hand() -> None:
     # Two siblings "alpha" / "omega" hash to two different buckets of 256: unit one-hot rows, so the per-dim
     # std over K = 2 is 0.5 on those two dims and 0 elsewhere: mean 2 * 0.5 / 256 = 0.00390625.
