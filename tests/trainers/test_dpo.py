@@ -125,7 +125,7 @@ def test_configs_load_and_unknown_keys_are_usage_errors() -> None:
 
     tiny = IPLConfig.from_yaml(ROOT / "configs/ipl_tiny_cpu.yaml")
     qwen = IPLConfig.from_yaml(ROOT / "configs/ipl_qwen25vl3b_android.yaml")
-    assert (tiny.rounds, qwen.k, qwen.learning_rate, qwen.later_learning_rate) == (2, 3, 1e-6, 1e-7)
+    assert (tiny.rounds, qwen.k, qwen.learning_rate, qwen.later_learning_rate) == (3, 3, 1e-6, 1e-7)
     for cmd, cfg in (("dpo", "dpo_tiny_cpu.yaml"), ("ipl", "ipl_tiny_cpu.yaml")):
         result = CliRunner().invoke(app, ["train", cmd, "-c", str(ROOT / "configs" / cfg), "--set", "lr=0.1"])
         assert result.exit_code != 0 and "no field 'lr'" in result.output
