@@ -23,8 +23,8 @@ with the variance of the policy gradient measured during training.
   over seeds with a 95% interval, and the ratio sca / grpo. The arms' policies drift apart during training, so the
   whole-run figure compares estimators on different policies; the first-20-step figure less so.
 
-Run: ``python benchmarks/sca_grounding.py`` (5 seeds x 2 arms x 120 steps; about 30 minutes on a 2-core machine
-shared with other work, ``--jobs 2``), or ``--quick`` (1 seed, 4 steps, 16 held-out seeds: seconds; checks the
+Run: ``python benchmarks/sca_grounding.py`` (5 seeds x 2 arms x 120 steps; 47 minutes with ``--jobs 2`` on a 2-core
+machine at load ~30), or ``--quick`` (1 seed, 4 steps, 16 held-out seeds: seconds; checks the
 path, not the effect). Prints markdown tables; writes ``benchmarks/out/sca_grounding.png`` and ``.json``.
 """
 

@@ -24,8 +24,8 @@ on held-out layouts.
   stream of its own) every 20 steps; per arm the mean over seeds with a 95% t interval; steps to each held-out
   level (the seed's claim: up to 2.5x fewer samples with SSL) and the ratio binary / ssl.
 
-Run: ``python benchmarks/ssl_grounding.py`` (5 seeds x 2 arms x 200 steps; about 25 minutes on a 2-core machine
-shared with other work, ``--jobs 2``), or ``--quick`` (1 seed, 4 steps, 16 held-out seeds: seconds; checks the
+Run: ``python benchmarks/ssl_grounding.py`` (5 seeds x 2 arms x 200 steps; 70 minutes with ``--jobs 2`` on a 2-core
+machine at load ~30, about 0.2 CPU seconds per step), or ``--quick`` (1 seed, 4 steps, 16 held-out seeds: seconds; checks the
 path, not the effect). Prints markdown tables; writes ``benchmarks/out/ssl_grounding.png`` and ``.json``.
 """
 
