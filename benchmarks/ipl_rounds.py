@@ -19,9 +19,9 @@ SFT policy (round 0) on.
   policy grew on the held-out steps; nats, summed over the turn's tokens), ``Acc_S`` of the round's trees, and
   tree counts by class and pair counts by kind.
 
-Run: ``python benchmarks/ipl_rounds.py`` (5 run seeds x the config's rounds; about 5 minutes a seed on a
+Run: ``python benchmarks/ipl_rounds.py`` (5 run seeds x the config's 3 rounds; about 6 minutes a seed on a
 2-core machine shared with other work), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
-the effect). Prints markdown tables; writes ``benchmarks/out/ipl_rounds.png`` and ``.json``.
+the effect; about 20 s to a minute). Prints markdown tables; writes ``benchmarks/out/ipl_rounds.png`` and ``.json``.
 """
 
 from __future__ import annotations

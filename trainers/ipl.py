@@ -16,6 +16,14 @@ steps' privileged record and never enter a prompt. Each round writes ``round-<r>
 its T-DPO log and checkpoints, and its policy; ``rounds.jsonl`` / ``rounds.png`` carry the per-round metrics:
 the potential-correct-space ratio ``(|alpha| + |beta|) / trees`` (App. "Potential correct space ratio"),
 pair counts by kind, sampling accuracy ``Acc_S`` and diversity ``Div_R`` (App. "Selection of Seed Policy Model").
+
+Held-out evaluation (``env_id`` + ``eval_seeds``): the oracle plays the held-out episodes once at start (an
+episode or reset seed shared with the training demos is refused, :class:`trainers.heldout.SplitOverlapError`);
+after the warm-up (round 0) and after each round the policy plays them with one CoaT dialogue per step (greedy,
+and ``eval_samples`` sampled plays), and ``heldout.jsonl`` logs task success, greedy step accuracy on the
+held-out oracle steps and the mean margin on a fixed set of held-out pairs (the seed policy's trees on those
+steps). Trees have ``K^3`` leaves (:func:`tree_branching`); decisions name the tapped element
+(:func:`target_phrase`); the warm-up mixes in instruction evolution Q&A (:mod:`trainers.ipl_instructions`).
 """
 
 from __future__ import annotations
