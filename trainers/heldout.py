@@ -10,7 +10,7 @@ against the training seed stream before any work, and evaluated with the same ro
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -107,6 +107,28 @@ def evaluate(
 
 
 # ----- for trainers that do not roll out while training (SFT, DPO) -------------------------------------------
+
+
+@dataclass
+class HeldOutRolloutFields:
+    """How a trainer without rollouts of its own (SFT, DPO) plays its held-out episodes; its config inherits these
+    fields beside its own ``env_id``, ``env_kwargs`` and ``eval_seeds`` (whose training split differs by trainer).
+    Checked by :func:`check_eval_fields`."""
+
+    eval_every: int = 0
+    """Evaluate on ``eval_seeds`` every this many optimiser steps, besides before the first step and after the
+    last (0: only those two)."""
+    eval_samples: int = 1
+    """Sampled rollouts per evaluation seed at ``eval_temperature``, besides the one greedy (temperature 0)
+    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
+    eval_temperature: float = 1.0
+    """Sampling temperature of the sampled evaluation rollouts."""
+    eval_max_new_tokens: int = 64
+    """Completion budget per evaluation step, in tokens."""
+    eval_max_steps: int = 50
+    """Step cap per evaluation episode (envs with their own end stop sooner)."""
+    eval_num_envs: int = 8
+    """Env copies the evaluation episodes are scheduled over."""
 
 
 def check_eval_fields(config: Any) -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from trainers.config_io import ConfigError, load_config
-from trainers.heldout import check_eval_fields, resolve_seeds
+from trainers.heldout import HeldOutRolloutFields, check_eval_fields, resolve_seeds
 
 
 @dataclass
-class SFTConfig:
+class SFTConfig(HeldOutRolloutFields):
     """Everything one SFT run needs. Load with :meth:`from_yaml`; unknown keys are an error."""
 
     model: str = ""
@@ -71,20 +71,6 @@ class SFTConfig:
     n}``; ``None`` (default) evaluates nothing. The training split is the seeds recorded in the trajectories
     trained on (those of ``env_id``, or with no env recorded); a seed in both is refused at start
     (``trainers.heldout.SplitOverlapError``), and so is a trained trajectory without a recorded seed."""
-    eval_every: int = 0
-    """Evaluate on ``eval_seeds`` every this many optimiser steps, besides before the first step and after the
-    last (0: only those two)."""
-    eval_samples: int = 1
-    """Sampled rollouts per evaluation seed at ``eval_temperature``, besides the one greedy (temperature 0)
-    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
-    eval_temperature: float = 1.0
-    """Sampling temperature of the sampled evaluation rollouts."""
-    eval_max_new_tokens: int = 64
-    """Completion budget per evaluation step, in tokens."""
-    eval_max_steps: int = 50
-    """Step cap per evaluation episode (envs with their own end stop sooner)."""
-    eval_num_envs: int = 8
-    """Env copies the evaluation episodes are scheduled over."""
 
     def __post_init__(self) -> None:
         if not self.model:
