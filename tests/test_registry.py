@@ -16,10 +16,11 @@ import gui_envs
 # cover them in tests/examples (about 100 s of browser launches saved).
 IDS = [i for i in gui_envs.guigym_env_ids() if "MiniWoB" not in i and not i.endswith("-Box-v0")]
 MINIWOB_IDS = [i for i in gui_envs.guigym_env_ids() if i.startswith("GuiWeb-MiniWoB-")]
-#: MiniWoB ids that CI checks: ones that reuse the task page across resets, with typing, a date picker and a
+#: MiniWoB ids that CI checks: jQuery UI tabs (whose raster drifted on a reused page), typing, a date picker and a
 #: natural-language task (its utterance comes as ``{utterance, fields}``). ``GUIGYM_ALL_MINIWOB=1`` checks all
-#: 125 (about 15 minutes on 2 cores; 19 of them failed on 2026-12-02, see the closing note of issue 26).
-MINIWOB_SAMPLE = [f"GuiWeb-MiniWoB-{t}-v0" for t in ("click-button", "enter-text", "choose-date", "email-inbox-nl-turk")]
+#: 125 (about 15 minutes on 2 cores; 4 of them fail on 2026-12-02: book-flight, book-flight-nodelay, stock-market
+#: and terminal change with time between two runs of one step).
+MINIWOB_SAMPLE = [f"GuiWeb-MiniWoB-{t}-v0" for t in ("click-tab-2", "enter-text", "choose-date", "email-inbox-nl-turk")]
 
 
 @pytest.mark.parametrize("env_id", IDS)

@@ -126,3 +126,17 @@ def test_scroll_reset_in_both_axes_and_select_options() -> None:
         select = next(e for e in parse_elements(obs["elements"]) if e["tag"] == "select")
         assert len(select["options"]) > 1 and select["type"] == ""
         assert all(isinstance(o, str) and o for o in select["options"])
+
+
+def test_reload_page_false_starts_episodes_in_the_loaded_page_with_ids_restarting() -> None:
+    env = gym.make("GuiWeb-MiniWoB-click-button-v0", reload_page=False)
+    try:
+        a = parse_elements(env.reset(seed=3)[0]["elements"])
+        env.unwrapped._session.call(lambda h: h.page.evaluate("() => { window.__guigymLoadMark = 1; }"))
+        b = parse_elements(env.reset(seed=3)[0]["elements"])
+        # The same document (the mark survives: no reload), and ids count from the start again.
+        assert env.unwrapped._session.call(lambda h: h.page.evaluate("() => window.__guigymLoadMark")) == 1
+        assert [(e["id"], e["text"]) for e in a] == [(e["id"], e["text"]) for e in b]
+        assert min(int(e["id"]) for e in b) == 0
+    finally:
+        env.close()
