@@ -16,11 +16,13 @@ import gui_envs
 # cover them in tests/examples (about 100 s of browser launches saved).
 IDS = [i for i in gui_envs.guigym_env_ids() if "MiniWoB" not in i and not i.endswith("-Box-v0")]
 MINIWOB_IDS = [i for i in gui_envs.guigym_env_ids() if i.startswith("GuiWeb-MiniWoB-")]
-#: MiniWoB ids that CI checks: jQuery UI tabs (whose raster drifted on a reused page), typing, a date picker and a
-#: natural-language task (its utterance comes as ``{utterance, fields}``). ``GUIGYM_ALL_MINIWOB=1`` checks all
-#: 125 (about 15 minutes on 2 cores; on 2026-12-02, 123 passed: stock-market's prices move with time between two
-#: runs of one step, and click-dialog failed once on a loaded machine).
-MINIWOB_SAMPLE = [f"GuiWeb-MiniWoB-{t}-v0" for t in ("click-tab-2", "enter-text", "choose-date", "email-inbox-nl-turk")]
+#: MiniWoB ids that CI checks: jQuery UI tabs (whose raster drifted on a reused page), typing, a date picker, a
+#: natural-language task (its utterance comes as ``{utterance, fields}``) and a time-driven page (stock-market's
+#: prices tick: it runs on the virtual clock). ``GUIGYM_ALL_MINIWOB=1`` checks all 125 (about 15 minutes on 2 cores).
+MINIWOB_SAMPLE = [
+    f"GuiWeb-MiniWoB-{t}-v0"
+    for t in ("click-tab-2", "enter-text", "choose-date", "email-inbox-nl-turk", "stock-market")
+]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -87,7 +89,11 @@ def test_an_unknown_render_mode_is_refused_and_every_id_declares_render_fps(env_
     import warnings
 
     spec = gym.spec(env_id)
-    env_type = gym.envs.registration.load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else None
+    env_type = (
+        gym.envs.registration.load_env_creator(spec.entry_point)
+        if isinstance(spec.entry_point, str)
+        else None
+    )
     metadata = getattr(env_type, "metadata", None) or {}
     assert metadata.get("render_fps", 0) > 0 and metadata.get("render_modes"), (env_id, metadata)
     with warnings.catch_warnings():

@@ -71,7 +71,12 @@ _KEYS = {
 }
 
 # Marks a document that is about to be replaced, so the env knows to wait for the next load.
+# It also keeps the browser's own timer and frame functions as ``__guigymSetTimeout`` / ``__guigymFrame``: it runs
+# before any page script, and before a virtual clock (Playwright's ``page.clock``) replaces them, so guigym's
+# waits below still run in real time while the page's own time stands still.
 NAV_FLAG_SCRIPT = (
+    "window.__guigymSetTimeout = window.setTimeout.bind(window);"
+    "window.__guigymFrame = window.requestAnimationFrame.bind(window);"
     "addEventListener('beforeunload', () => { window.__guigymLeaving = true; });"
     "addEventListener('submit', (e) => { setTimeout(() => {"
     " if (!e.defaultPrevented) window.__guigymLeaving = true; }, 0); });"
@@ -79,8 +84,12 @@ NAV_FLAG_SCRIPT = (
 # Asks whether the document is being replaced (see NAV_FLAG_SCRIPT): "leaving", else the document's
 # readyState, so a page that has already loaded needs no second round trip to wait for its load event.
 LEAVING_JS = (
-    "() => new Promise(r => setTimeout("
+    "() => new Promise(r => (window.__guigymSetTimeout || setTimeout)("
     "() => r(window.__guigymLeaving === true ? 'leaving' : document.readyState), 0))"
+)
+# Two real frames (see NAV_FLAG_SCRIPT), so a screenshot shows what the last input changed.
+TWO_FRAMES_JS = (
+    "() => new Promise(r => { const f = window.__guigymFrame || requestAnimationFrame; f(() => f(r)); })"
 )
 
 
@@ -156,7 +165,7 @@ def execute(
         mouse.move(*(point or (width / 2, height / 2)))
         mouse.wheel(dx, dy)
         # Wheel scrolling lands on the next frame; wait for two so the screenshot shows it.
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        page.evaluate(TWO_FRAMES_JS)
     elif t == "swipe":
         assert action.point is not None  # the Action validator guarantees it
         end = action.end_point

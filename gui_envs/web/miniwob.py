@@ -21,7 +21,7 @@ from typing import Any
 from gymnasium import spaces
 
 from gui_envs.actions import ActionSpace, coerce_action
-from gui_envs.browser.observation import RESTART_ELEMENT_IDS_JS
+from gui_envs.browser.observation import RESTART_ELEMENT_IDS_JS, PageView
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
 from gui_envs.errors import ResetNeededError
@@ -93,6 +93,17 @@ _STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
   ready: typeof WOB_TASK_READY === 'undefined' ? true : WOB_TASK_READY})"""
 
 
+#: Registered tasks whose page changes by itself while the agent does nothing (prices that tick, a caret that
+#: blinks). ``clock="auto"`` runs these on a virtual clock.
+TIME_DRIVEN_TASKS = frozenset({"stock-market", "terminal"})
+#: The virtual clock's start, in seconds since the Unix epoch (2024-01-01T00:00:00Z): a fixed date, so that a
+#: page that prints today's date prints the same one in every episode.
+VIRTUAL_EPOCH_S = 1_704_067_200
+#: Virtual seconds between installing the clock and starting the episode: room for the page load (real time
+#: flows until the clock is paused), then a jump to a fixed instant, so every episode starts at the same time.
+VIRTUAL_LOAD_S = 30
+
+
 class MiniWoBEnv(WebEnvBase):
     """One MiniWoB++ task in Chromium, with GuiWeb's observation and action interface.
 
@@ -128,7 +139,18 @@ class MiniWoBEnv(WebEnvBase):
         reload_page: load the task page afresh at every reset (default), so that ``reset(seed=s)`` always gives the
             same observation (gymnasium's ``check_env``); ``False`` starts the next episode in the loaded page,
             as MiniWoB's own env does: resets about 4x faster (54 against 218 ms on click-tab, 2 cores), but on
-            some pages the screenshot of one seed drifts by a level in a few antialiased pixels.
+            some pages the screenshot of one seed drifts by a level in a few antialiased pixels. A virtual clock
+            always reloads.
+        clock: ``"real"``: the page's timers run in wall time, as in MiniWoB's own env, so what a step shows on
+            a time-driven page depends on how long the agent took. ``"virtual"``: the page's clock (``Date``,
+            timers, animation frames; Playwright's ``page.clock``) stands still while the agent thinks and
+            advances by ``step_time_ms`` after each action, before the observation, so one seed and one action
+            sequence give one episode (gymnasium's ``check_env``) and a slow model is not penalised; the page's
+            date is :data:`VIRTUAL_EPOCH_S`. ``"auto"`` (default): virtual for :data:`TIME_DRIVEN_TASKS`, real
+            for the rest (whose pages do not change between actions). A ``wait`` action advances the same
+            ``step_time_ms``, whatever its ``duration``.
+        step_time_ms: page time that passes per step under the virtual clock, in milliseconds (default 1000:
+            stock-market's price ticks 10 times per step).
         **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
     """
 
@@ -140,6 +162,8 @@ class MiniWoBEnv(WebEnvBase):
         viewport: tuple[int, int] = DEFAULT_VIEWPORT,
         data_mode: str = "train",
         reload_page: bool = True,
+        clock: str = "auto",
+        step_time_ms: int = 1000,
         **kwargs: Any,
     ) -> None:
         if task not in MINIWOB_TASKS:
@@ -149,7 +173,13 @@ class MiniWoBEnv(WebEnvBase):
             raise ValueError(
                 f"unknown MiniWoB task {task!r}." + (f" Did you mean {', '.join(close)}?" if close else "")
             )
+        if clock not in ("auto", "real", "virtual"):
+            raise ValueError(f"clock={clock!r}: use 'auto', 'real' or 'virtual'")
+        if not (isinstance(step_time_ms, int) and step_time_ms > 0):
+            raise ValueError(f"step_time_ms must be an int > 0 (milliseconds), got {step_time_ms!r}")
         super().__init__(viewport=viewport, **kwargs)
+        self.virtual_clock = clock == "virtual" or (clock == "auto" and task in TIME_DRIVEN_TASKS)
+        self.step_time_ms = step_time_ms
         self.html_dir = miniwob_html_dir()
         self.task_name, self.max_steps = task, int(max_steps)
         self.data_mode = str(data_mode)
@@ -186,22 +216,32 @@ class MiniWoBEnv(WebEnvBase):
         self._steps = 0
         self._browser.take_blocked()
         url = self.task_url
+        observe = super()._page_observer()  # the episode's start, before any step's time has passed
 
         def work(h: SessionHandles) -> tuple[Any, ...]:
             # Reuse the loaded task page (MiniWoB regenerates the problem on each start); load it otherwise.
             # By default each episode starts on a freshly loaded page: on a reused one Chromium's raster of some pages
             # (jQuery UI tabs, accordions) drifts by a level at antialiased corners after a few episodes, so one
             # seed would not give one screenshot. reload_page=False reuses the page (about 4x faster resets).
-            if self.reload_page or h.page.url != url or not h.page.evaluate("() => typeof core !== 'undefined'"):
+            if self.virtual_clock:
+                # Installed afresh before each load: the new document starts from the same instant.
+                h.page.clock.install(time=VIRTUAL_EPOCH_S)
+            if (self.reload_page or self.virtual_clock or h.page.url != url
+                    or not h.page.evaluate("() => typeof core !== 'undefined'")):  # fmt: skip
                 h.page.goto(url, wait_until="load")
+            if self.virtual_clock:
+                h.page.clock.pause_at(VIRTUAL_EPOCH_S + VIRTUAL_LOAD_S)
             h.page.evaluate(_START_JS, [episode_seed, self.data_mode, NO_TIMEOUT_MS])
-            h.page.wait_for_function("() => WOB_TASK_READY !== false", timeout=self.timeout_s * 1000)
+            # Polled by interval, not by animation frame: a paused virtual clock draws no frames.
+            h.page.wait_for_function(
+                "() => WOB_TASK_READY !== false", timeout=self.timeout_s * 1000, polling=20
+            )
             # startEpisodeReal resets only the vertical scroll; a dialog of the last episode may have moved
             # the page sideways.
             h.page.evaluate("() => window.scrollTo(0, 0)")
             h.page.evaluate(RESTART_ELEMENT_IDS_JS)  # a reused page numbers its elements as a fresh load does
             state = h.page.evaluate(_STATE_JS)
-            return state, *self._page_observer()(h.page)
+            return state, *observe(h.page)
 
         state, view, image = self._ensure_session().call(work)
         self._absorb(view, image)
@@ -248,6 +288,20 @@ class MiniWoBEnv(WebEnvBase):
         """MiniWoB's page judges itself and names no target: ``target_bbox`` is ``None`` (reward wrappers
         pass the page's reward through); see :mod:`gui_envs.privileged`."""
         return {"target_bbox": None}
+
+    def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:
+        """The base observer; under the virtual clock a step's ``step_time_ms`` passes first (timers fire in
+        order), so the observation shows the page that much later, whatever the wall time."""
+        observe = super()._page_observer()
+        if not self.virtual_clock:
+            return observe
+        step_ms = self.step_time_ms
+
+        def advance_then_observe(page: Any) -> tuple[PageView, bytes]:
+            page.clock.run_for(step_ms)
+            return observe(page)
+
+        return advance_then_observe
 
 
 __all__ = ["MINIWOB_TASKS", "MiniWoBEnv", "MiniWoBNotInstalledError"]

@@ -140,3 +140,35 @@ def test_reload_page_false_starts_episodes_in_the_loaded_page_with_ids_restartin
         assert min(int(e["id"]) for e in b) == 0
     finally:
         env.close()
+
+
+def _price(obs: dict) -> str:
+    return next(e["text"] for e in parse_elements(obs["elements"]) if e["text"].startswith("$"))
+
+
+def test_a_time_driven_page_runs_on_a_virtual_clock_that_only_steps_advance() -> None:
+    # stock-market's price ticks every 100 ms of page time. Under the virtual clock (the default for this task)
+    # the page stands still while the agent thinks, and each step advances 1000 ms: one seed and one action
+    # sequence give one episode, however long the agent took.
+    with gym.make("GuiWeb-MiniWoB-stock-market-v0") as env:
+        assert env.unwrapped.virtual_clock
+        env.reset(seed=4)
+        fast = [_price(env.step({"type": "wait", "duration": 0.1})[0]) for _ in range(3)]
+        env.reset(seed=4)
+        slow = []
+        for _ in range(3):
+            env.unwrapped._session.call(lambda h: h.page.wait_for_timeout(700))  # a slow agent, in wall time
+            slow.append(_price(env.step({"type": "wait", "duration": 0.1})[0]))
+        assert fast == slow and len(set(fast)) > 1  # the same prices, and they do move step to step
+        # The page's date is the fixed virtual one, the same in every episode.
+        now = env.unwrapped._session.call(lambda h: h.page.evaluate("Date.now()"))
+        assert now // 1000 >= 1_704_067_200 and now // 1000 < 1_704_067_200 + 3600
+    with gym.make("GuiWeb-MiniWoB-click-test-v0") as env:
+        assert not env.unwrapped.virtual_clock  # a page that does not change by itself keeps the real clock
+
+
+def test_clock_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="clock="):
+        gym.make("GuiWeb-MiniWoB-click-test-v0", clock="fast")
+    with pytest.raises(ValueError, match="step_time_ms"):
+        gym.make("GuiWeb-MiniWoB-click-test-v0", step_time_ms=0)
