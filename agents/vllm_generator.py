@@ -8,7 +8,7 @@ else is the Hugging Face generator's contract (:mod:`agents.generation`): ``num_
 conversation, token ids ending with the end-of-sequence token when the model stopped, and per-token
 log-probs **under the sampling policy** -- vLLM runs with ``logprobs_mode="processed_logprobs"``, so a
 log-prob is ``log_softmax`` of the logits after temperature, top-k / top-p and the suppressed tokens
-(``suppress_ids``, sent as ``allowed_token_ids``), as :class:`~agents.hf_agent.HFGenerator` defines it.
+(``suppress_ids``; see :meth:`VLLMGenerator._suppression`), as :class:`~agents.hf_agent.HFGenerator` defines it.
 vLLM's kernels are not the trainer's, so those log-probs are close to, not equal to, the trained model's:
 trainers recompute the old log-probs with the trained model and log the difference
 (:func:`trainers.sampler_stats.logprob_mismatch`).
@@ -53,6 +53,9 @@ from agents.hf_agent import HFGenerator, _completion_length, _conversation_key, 
 
 #: The extra that installs vLLM.
 VLLM_EXTRA = "guigym[vllm]"
+
+#: The logit bias that keeps a suppressed token out where ``allowed_token_ids`` cannot (vLLM's bias range is +-100).
+SUPPRESS_BIAS = -100.0
 
 #: Parameter-name fragments of peft's adapter weights, which the merged weights replace.
 LORA_PARAM_PARTS = (
@@ -197,7 +200,9 @@ class VLLMGenerator(HFGenerator):
         self.engine_kwargs = dict(engine_kwargs or {})
         self.sleep_mode = bool(self.engine_kwargs.get("enable_sleep_mode", False))
         self._asleep = False
-        self._allowed: tuple[tuple[int, ...], list[int]] | None = None  # (suppress_ids, allowed ids) cache
+        self._allowed: tuple[tuple[int, ...], dict[str, Any]] | None = (
+            None  # (suppress_ids, engine arguments)
+        )
         path = str(model_path or (model if isinstance(model, str | os.PathLike) else self.model.name_or_path))
         if llm is None:
             llm = self._build_engine(
@@ -364,17 +369,29 @@ class VLLMGenerator(HFGenerator):
             "detokenize": False,  # texts are decoded here, as the Hugging Face generator decodes them
         }
         if self.suppress_ids:
-            kwargs["allowed_token_ids"] = self._allowed_ids()
+            kwargs.update(self._suppression())
         return EngineSamplingParams(**kwargs)
 
-    def _allowed_ids(self) -> list[int]:
-        """Every id of the model's output layer but ``suppress_ids`` (cached per ``suppress_ids``)."""
+    def _suppression(self) -> dict[str, Any]:
+        """How the engine leaves ``suppress_ids`` out (cached per ``suppress_ids``).
+
+        ``allowed_token_ids`` masks everything else to ``-inf``, exactly as the Hugging Face sampler does, but vLLM
+        accepts only ids below the tokenizer's length, and a model's output layer is often longer (Qwen2.5-VL:
+        151,936 rows for 151,665 tokens). So when every id left is a tokenizer id (``constrain_answers``: a few
+        answer tokens kept) it is ``allowed_token_ids``; otherwise (a VLM's two image placeholders) a logit bias
+        of ``SUPPRESS_BIAS`` on the suppressed ids, which leaves them a probability below ``exp(-100)`` relative
+        to any token within 100 nats of the best: zero in float32 sampling and log-probs.
+        """
         key = tuple(self.suppress_ids)
         if self._allowed is None or self._allowed[0] != key:
             head = self.model.get_output_embeddings()
             vocab = int(head.weight.shape[0]) if head is not None else len(self.tokenizer)
             banned = set(key)
-            self._allowed = (key, [i for i in range(vocab) if i not in banned])
+            kept = [i for i in range(vocab) if i not in banned]
+            if kept and kept[-1] < len(self.tokenizer):
+                self._allowed = (key, {"allowed_token_ids": kept})
+            else:
+                self._allowed = (key, {"logit_bias": {i: SUPPRESS_BIAS for i in key}})
         return self._allowed[1]
 
 

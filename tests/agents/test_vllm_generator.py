@@ -69,6 +69,80 @@ def test_without_vllm_the_generator_names_the_extra_before_loading(monkeypatch: 
         vllm_generator.VLLMGenerator("/nonexistent/model")
 
 
+# ----- the request side and the hand-out, on CPU (the engine replaced by a recorder of what it is sent) -------
+
+
+class _RecordingEngine:
+    """Stands in for ``vllm.LLM.generate`` where vLLM cannot install: records the requests and answers each with
+    ``n`` completions ``[100 + j, eos, 7]`` (an end-of-sequence token, then a token past it), log-prob ``-j`` first."""
+
+    def __init__(self, eos: int) -> None:
+        self.eos, self.calls = eos, []
+
+    def generate(self, requests, params, use_tqdm=False):  # noqa: ANN001, ANN202
+        from types import SimpleNamespace as NS
+
+        self.calls.append((requests, params))
+        return [
+            NS(prompt_token_ids=[*r["prompt_token_ids"], 99],
+               outputs=[NS(token_ids=[100 + j, self.eos, 7], logprobs=[{100 + j: NS(logprob=-j)}, {self.eos: NS(logprob=-0.5)},
+                                                                 {7: NS(logprob=-1.0)}])
+                        for j in range(p.n)])
+            for r, p in zip(requests, params, strict=True)
+        ]  # fmt: skip
+
+
+def test_groups_become_one_request_each_and_samples_are_handed_back_in_order(
+    tiny_vlm_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from agents.generation import SamplingParams
+    from agents.vllm_generator import VLLMGenerator
+
+    engine = _RecordingEngine(eos=0)
+    gen = VLLMGenerator(str(tiny_vlm_path), device="cpu", llm=engine)
+    eos = min(gen.eos_ids)
+    engine.eos = eos
+    # The engine's sampling parameters are vLLM's class; here, what they would hold.
+    monkeypatch.setattr(gen, "_sampling_params", lambda sampling, n: type("P", (), {"n": n})())
+    conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "click the button"}]}]
+    red, blue = np.zeros((56, 56, 3), np.uint8), np.full((56, 56, 3), 200, np.uint8)
+    # Rows 0, 1, 3 are one group (same conversation, same screenshot); row 2 another.
+    groups = gen.generate(
+        [conv, conv, conv, conv], [[red], [red], [blue], [red]], SamplingParams(num_samples=2)
+    )
+    ((requests, params),) = engine.calls
+    assert [p.n for p in params] == [3 * 2, 1 * 2]
+    prompt = gen.prompt_text(conv)
+    assert requests[0]["prompt_token_ids"] == gen.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    assert requests[0]["prompt_token_ids"].count(gen.processor.image_token_id) == 1  # the engine expands it
+    assert np.array_equal(np.asarray(requests[1]["multi_modal_data"]["image"]), blue)
+    # Each row gets its own 2 of its request's samples, cut after the end-of-sequence token like HFGenerator's.
+    assert [[g.token_ids[0] - 100 for g in grp] for grp in groups] == [[0, 1], [2, 3], [0, 1], [4, 5]]
+    assert all(g.token_ids[1:] == [eos] for grp in groups for g in grp)
+    assert groups[1][1].logprobs == [-3.0, -0.5] and groups[1][1].finish_reason == "stop"
+    assert groups[0][0].prompt == prompt and groups[0][0].extra["prompt_token_ids"][-1] == 99
+
+
+def test_suppressed_ids_are_masked_or_biased_as_the_engine_accepts(tiny_vlm_path: Path) -> None:
+    from agents.vllm_generator import SUPPRESS_BIAS, VLLMGenerator
+
+    gen = VLLMGenerator(str(tiny_vlm_path), device="cpu", llm=object())
+    vocab = gen.model.get_output_embeddings().weight.shape[0]
+    # A VLM's placeholders, where the output layer is no longer than the tokenizer: an exact mask.
+    assert len(gen.suppress_ids) == 2 and vocab == len(gen.tokenizer)
+    allowed = gen._suppression()["allowed_token_ids"]
+    assert len(allowed) == vocab - 2 and not set(allowed) & set(gen.suppress_ids)
+    # An output layer longer than the tokenizer (as Qwen's): vLLM refuses allowed ids past the tokenizer, so a bias.
+    gen.model.resize_token_embeddings(vocab + 64)
+    gen._allowed = None
+    assert gen._suppression() == {"logit_bias": {i: SUPPRESS_BIAS for i in gen.suppress_ids}}
+    # Only answer tokens kept (constrain_answers): every kept id is a tokenizer id, so the exact mask again.
+    gen.suppress_ids = tuple(i for i in range(vocab + 64) if i not in (10, 11))
+    assert gen._suppression() == {"allowed_token_ids": [10, 11]}
+
+
 # ----- the contract against Hugging Face generate (needs vLLM, which needs CUDA) ---------------------------
 
 needs_vllm = pytest.mark.skipif(
