@@ -342,8 +342,10 @@ class VLLMGenerator(HFGenerator):
     def _request(
         self, conversation: Conversation, images: Sequence[Any] | None
     ) -> tuple[str, dict[str, Any]]:
-        """The rendered prompt and the engine request: token ids as the Hugging Face tokenizer gives them (one
-        placeholder per image, which the engine expands) and the screenshots."""
+        """The rendered prompt and the engine request: token ids as the Hugging Face tokenizer gives them and the
+        screenshots. The ids hold one placeholder per image: the engine runs the image processor itself and
+        expands each placeholder to the image's tokens; ids the processor had already expanded would be
+        expanded twice (TRL issue 6294)."""
         prompt = self.prompt_text(conversation)
         request: dict[str, Any] = {
             "prompt_token_ids": self.tokenizer(prompt, add_special_tokens=False)["input_ids"]

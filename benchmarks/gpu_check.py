@@ -16,7 +16,8 @@ the full budget: the slowest case. Text prompts tokenise into more tokens than w
 of width 32; images up to 112 x 112) for the CPU smoke test of the same path
 (``tests/trainers/test_gpu_check.py``).
 
-Printed per step: seconds of rollout, scoring and update; generated tokens and their rate (over the rollout);
+Printed per step: seconds of rollout, scoring and update (with vLLM the update includes pushing the new weights
+into the engine); generated tokens and their rate (over the rollout);
 the peak memory torch allocated in the rollout and in the update (``torch.cuda.max_memory_allocated``, reset at
 each phase's start); then the device's peak used memory over the run (``cudaMemGetInfo`` polled every 0.2 s:
 it includes what vLLM allocates outside torch's counters, and other processes).

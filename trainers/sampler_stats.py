@@ -5,7 +5,9 @@ A sampler with its own kernels (vLLM) draws from ``pi_sampler``, close to but no
 where the trainer may keep fp32. The loss uses ``pi_theta_old`` recomputed by the trained model, so the clipped
 ratio starts at 1; the gap between the two is measured here and logged each step, as the truncated
 importance-sampling ratio ``pi_theta_old / pi_sampler`` that off-policy corrections (Yao et al. 2025, "Your
-efficient RL framework secretly brings you off-policy RL training", section 2) would weigh tokens by.
+efficient RL framework secretly brings you off-policy RL training", section 2) would weigh tokens by. With
+top-k or top-p the sampler's log-probs are of the truncated, renormalised distribution while the trainer scores the
+whole softmax, so the gap then also holds that truncation (``log`` of the kept mass, per token).
 """
 
 from __future__ import annotations
