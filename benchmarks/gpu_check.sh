@@ -22,7 +22,8 @@
 #
 # The CPU smoke of the same path (tests/trainers/test_gpu_check.py) runs benchmarks/gpu_check.py in-process with
 #   --size tiny --device cpu --dtype float32 --steps 1 --set groups_per_step=2 --set group_size=2 ...
-# Arguments given to this script go to every run (see python benchmarks/gpu_check.py --help).
+# Arguments given to this script go to every run (see python benchmarks/gpu_check.py --help), e.g. config overrides:
+#   bash benchmarks/gpu_check.sh --set 'vllm_kwargs={enable_sleep_mode: true}' --set vllm_gpu_memory_utilization=0.25
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
