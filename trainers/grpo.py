@@ -58,6 +58,7 @@ from trainers.policy import (
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
 from trainers.run_log import RunLog, plot_curve
+from trainers.sampler_stats import logprob_mismatch, padded_logprobs
 
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
 
@@ -261,14 +262,28 @@ def to_samples(
 
 
 def make_agent(config: GRPOConfig, device: str) -> Any:
-    """The policy: an :class:`agents.hf_agent.HFAgent` with the config's format and sampling."""
+    """The policy: an :class:`agents.hf_agent.HFAgent` with the config's format and sampling, or with
+    ``decoder: vllm`` an :class:`agents.lm_agent.LMAgent` on a :class:`agents.vllm_generator.VLLMGenerator`."""
     from agents.hf_agent import HFAgent
 
     fmt = resolve_output_format(config.output_format, config.env_kwargs)
     dtype = getattr(torch, config.dtype) if config.dtype else None
-    agent = HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
-                    top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
-                    prompt_sharing=config.prompt_sharing, decoder=config.decoder)  # fmt: skip
+    if config.decoder == "vllm":
+        from agents.generation import SamplingParams
+        from agents.lm_agent import LMAgent
+        from agents.vllm_generator import VLLMGenerator
+
+        # The engine's seed is this rank's torch seed (seed_everything: config.seed + rank).
+        generator = VLLMGenerator(config.model, device=device, dtype=dtype, seed=torch.initial_seed() % 2**31,
+                                  gpu_memory_utilization=config.vllm_gpu_memory_utilization,
+                                  engine_kwargs=config.vllm_kwargs)  # fmt: skip
+        sampling = SamplingParams(temperature=config.temperature, top_p=config.top_p, top_k=config.top_k,
+                                  max_new_tokens=config.max_new_tokens)  # fmt: skip
+        agent = LMAgent(generator, fmt, sampling, name="vllm")
+    else:
+        agent = HFAgent(config.model, output_format=fmt, temperature=config.temperature, top_p=config.top_p,
+                        top_k=config.top_k, max_new_tokens=config.max_new_tokens, device=device, dtype=dtype,
+                        prompt_sharing=config.prompt_sharing, decoder=config.decoder)  # fmt: skip
     if config.constrain_answers:
         tokens = getattr(agent.output_format, "answer_tokens", None)
         if tokens is None:
@@ -344,6 +359,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         set_rng_state(ckpt["rng"], rank, world, path / "rng.pt")
         start = int(ckpt["state"]["step"])
 
+    if config.decoder == "vllm" and start > 0:
+        gen.sync_weights(gen.model)  # the engine loaded config.model; a resumed run samples from the checkpoint
     workers = make_workers(
         [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
          for _ in range(config.num_envs)]
@@ -404,8 +421,12 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
         # 3. Update: old log-probs stored once; epochs x mini-batches of the clipped loss.
         measure = bool(config.grad_variance_every) and (step + 1) % config.grad_variance_every == 0
+        if config.decoder == "vllm":
+            gen.sleep()  # with vllm_kwargs enable_sleep_mode: the engine's memory goes to the update
         stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered, measure)
         scheduler.step()
+        if config.decoder == "vllm":
+            gen.sync_weights(gen.model)  # the next rollouts (and held-out evaluation) sample the updated weights
         t3, c3 = time.perf_counter(), time.process_time()
 
         n_tokens = sum(len(s.token_ids) for s in samples)
@@ -519,14 +540,20 @@ def update(
     # mini-batches are encoded afresh.
     rows_of = encode if images else full.select
     t_max = full.completion_ids.shape[1]
-    # Old log-probs: the sampler's own when it drew from softmax(logits) untouched, else recomputed.
-    if untempered and all(s.logprobs is not None for s in samples):
+    # Old log-probs: the sampler's own when it drew from softmax(logits) untouched, else recomputed. vLLM's are
+    # never the old log-probs (its kernels are not the trainer's, so the ratio would not start at 1); they are
+    # compared with the recomputed ones instead (trainers.sampler_stats).
+    if untempered and config.decoder != "vllm" and all(s.logprobs is not None for s in samples):
         old = torch.zeros((len(samples), t_max), device=full.completion_ids.device)  # (B, T)
         for i, s in enumerate(samples):
             old[i, : len(s.logprobs)] = torch.as_tensor(s.logprobs)  # type: ignore[arg-type]
     else:
         with torch.no_grad():
             old = completion_logprobs(gen.model, full, config.temperature)[0]  # (B, T)
+    mismatch = {}
+    if config.decoder == "vllm" and all(s.logprobs is not None for s in samples):
+        sampled = padded_logprobs([s.logprobs for s in samples], t_max, old.device)  # type: ignore[misc]
+        mismatch = logprob_mismatch(sampled, old, full.completion_mask)
     ref = None
     if config.beta > 0:
         with torch.no_grad():
@@ -570,7 +597,7 @@ def update(
                 sums[key] = sums.get(key, 0.0) + v
             n_updates += 1
     model.eval()
-    return {**{k: v / n_updates for k, v in sums.items()}, **variance}
+    return {**{k: v / n_updates for k, v in sums.items()}, **variance, **mismatch}
 
 
 def _group_gradient_variance(

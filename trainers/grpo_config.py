@@ -116,7 +116,12 @@ class GRPOConfig:
     """Who samples text batches: ``hf`` (default: Hugging Face ``generate``) or ``loop`` (guigym's own KV-cache
     loop, ``agents.decode_loop``: the same distribution and log-probs with less overhead per token, the faster
     on small models, see ``benchmarks/trainer_speed.py``; image batches still go to ``generate``). With
-    ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder."""
+    ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder.
+    ``vllm``: a vLLM engine colocated on the training GPU samples text and image batches
+    (``agents.vllm_generator``; the ``guigym[vllm]`` extra, CUDA only), its weights synced after each optimiser
+    step; the old log-probs are then always recomputed by the trained model and the sampler's distance from them
+    is logged (``sampler_*``, ``trainers.sampler_stats``). See ``vllm_gpu_memory_utilization`` and
+    ``vllm_kwargs``."""
     lora: bool = False
     """Train a LoRA adapter (``peft``); the reference is the model with the adapter disabled."""
     lora_r: int = 16
@@ -150,6 +155,14 @@ class GRPOConfig:
     """Show a progress bar with the running reward."""
     plot: bool = True
     """Write ``learning_curve.png`` beside the JSONL log."""
+    # --- vLLM sampler ---
+    vllm_gpu_memory_utilization: float = 0.3
+    """With ``decoder: vllm``: the fraction of the GPU's memory the engine takes (its weights, activations and KV
+    cache), in ``(0, 1)``; the rest is the trainer's. 0.3 of an 80 GiB GPU is 24 GiB: a 3B model's bf16 weights
+    (7.5 GB) and about 15 GiB of KV cache."""
+    vllm_kwargs: dict[str, Any] = field(default_factory=dict)
+    """With ``decoder: vllm``: more ``vllm.LLM`` arguments, e.g. ``{enable_sleep_mode: true}`` (free the engine's
+    weights and KV cache during each update), ``max_model_len``, ``dtype``, ``enforce_eager``."""
 
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
@@ -184,7 +197,16 @@ class GRPOConfig:
         need(self.save_every >= 0, f"save_every must be >= 0 (0: only at the end), got {self.save_every}")
         need(self.prompt_sharing in ("auto", "cache", "encode", "none"),
              f"prompt_sharing={self.prompt_sharing!r}: use 'auto', 'cache', 'encode' or 'none'")  # fmt: skip
-        need(self.decoder in ("hf", "loop"), f"decoder={self.decoder!r}: use 'hf' or 'loop'")
+        need(self.decoder in ("hf", "loop", "vllm"), f"decoder={self.decoder!r}: use 'hf', 'loop' or 'vllm'")
+        if self.decoder == "vllm":
+            from agents.vllm_generator import VLLMUnavailableError, require_vllm
+
+            try:
+                require_vllm("decoder='vllm'")  # refused here, before any model loads
+            except VLLMUnavailableError as exc:
+                raise ConfigError(str(exc)) from exc
+        need(0 < self.vllm_gpu_memory_utilization < 1,
+             f"vllm_gpu_memory_utilization must be in (0, 1), got {self.vllm_gpu_memory_utilization}")  # fmt: skip
         need(self.mixed_precision in (None, "no", "bf16", "fp16"),
              f"mixed_precision={self.mixed_precision!r}: use 'no', 'bf16', 'fp16' or null")  # fmt: skip
         need(self.dtype in (None, "bfloat16", "float16", "float32"),

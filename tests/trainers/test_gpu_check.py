@@ -1,5 +1,6 @@
-"""``benchmarks/gpu_check.py``'s Python path on CPU: a tiny Qwen2.5-VL built from a config, screenshots through
-the processor, GRPO steps; the GPU script differs only by ``--device cuda --dtype bfloat16 --size small``."""
+"""``benchmarks/gpu_check.py``'s Python path on CPU: the real-size SSL config (GuiWebGround-v0 screenshots, its reward,
+KL reference and gradient checkpointing) with its architecture cut down to a tiny one, one step of a small batch;
+``benchmarks/gpu_check.sh`` runs the same ``main`` per config and sampler with the real architecture on a GPU."""
 
 from __future__ import annotations
 
@@ -12,20 +13,42 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_gpu_check_runs_the_vlm_path_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _chromium() -> bool:
+    try:
+        from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium
+    except ImportError:  # playwright missing
+        return False
+    try:
+        find_chromium()
+    except ChromiumNotFoundError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _chromium(), reason="GuiWebGround-v0 needs Chromium (playwright)")
+def test_gpu_check_runs_the_real_config_path_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks/gpu_check.py")
     assert spec is not None and spec.loader is not None
     gpu_check = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gpu_check)
     torch.set_num_threads(1)
-    history = gpu_check.main(["--device", "cpu", "--dtype", "float32", "--size", "tiny", "--steps", "2",
-                              "--max-new-tokens", "8", "--cell-px", "32", "--out", str(tmp_path)])  # fmt: skip
+    history = gpu_check.main(["--config", gpu_check.CONFIGS[0], "--size", "tiny", "--device", "cpu", "--dtype",
+                              "float32", "--steps", "1", "--out", str(tmp_path), "--set", "groups_per_step=2",
+                              "--set", "group_size=2", "--set", "num_envs=4", "--set", "max_new_tokens=8"])  # fmt: skip
     out = capsys.readouterr().out
-    assert len(history) == 2 and "generated tokens/s" in out and "peak GPU memory" in out
-    assert all(r["completion_len"] > 0 and r["tokens_per_s"] > 0 for r in history)
+    assert "grpo_ssl_qwen25vl3b_webground.yaml" in out and "| 1 |" in out and "peak GPU memory" in out
+    (record,) = history
+    assert record["completion_len"] > 0 and record["tokens_per_s"] > 0 and record["time_update"] > 0
+    assert record["kl"] >= 0  # the config's KL reference ran (beta 0.1)
     # One epoch: the ratio is taken before the update, so the trainer's log-probs of the screenshot prompts
     # (pixel values, M-RoPE positions, the suppressed image placeholders) must reproduce the sampler's.
-    assert all(r["ratio_mean"] == pytest.approx(1.0, abs=1e-3) for r in history)
+    assert record["ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    # The model is the config's architecture, cut down: the hub vocabulary, guigym's special-token ids.
+    from transformers import AutoConfig
+
+    (folder,) = [p for p in tmp_path.iterdir() if p.name.endswith("-tiny")]
+    config = AutoConfig.from_pretrained(folder)
+    assert config.text_config.vocab_size == 151936 and config.text_config.num_hidden_layers == 2
 
 
 def test_vlm_never_emits_image_placeholders(tmp_path: Path) -> None:

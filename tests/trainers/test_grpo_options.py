@@ -112,4 +112,4 @@ def test_own_decoder_trains_exactly_as_generate(tiny_lm_path: Path, tmp_path: Pa
                                  strict=True):  # fmt: skip
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7, msg=name)
     with pytest.raises(ConfigError, match="decoder"):
-        _config(tiny_lm_path, tmp_path, decoder="vllm")
+        _config(tiny_lm_path, tmp_path, decoder="sglang")  # decoder "vllm" is valid: tests/trainers/test_grpo_vllm.py
