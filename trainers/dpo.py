@@ -44,7 +44,6 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.run_log import RunLog, plot_curve
 
@@ -313,7 +312,8 @@ def optimise_pairs(
             bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['accuracy']:.2f}")
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": (step + 1) * config.batch_size, "config": config.to_dict()}
-            save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+            processor = getattr(gen, "processor", gen.tokenizer)
+            save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
     if bar is not None:
         bar.close()
     model.eval()

@@ -36,10 +36,10 @@ import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
-    CheckpointError,
     clean_checkpoint_dir,
     latest_checkpoint,
     load_checkpoint,
+    load_model_weights,
     rng_state,
     save_checkpoint,
     set_rng_state,
@@ -53,7 +53,6 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
@@ -332,16 +331,10 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     if config.resume:
         path = latest_checkpoint(out_dir)
         ckpt = load_checkpoint(path)
-        missing = set(trainable_state(gen.model)) - set(ckpt["model"])
-        if missing:
-            raise CheckpointError(
-                f"{str(path / 'model.pt')!r} lacks {sorted(missing)[:3]}: it was saved by another model or LoRA "
-                "setting; resume with the config that wrote it"
-            )
-        gen.model.load_state_dict(ckpt["model"], strict=False)
+        load_model_weights(gen.model, ckpt, path)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"], rank, world, path / "rng.pt")
+        set_rng_state(ckpt["rng"], rank, world, path / f"random_states_{rank}.pkl")
         start = int(ckpt["state"]["step"])
 
     workers = make_workers(
@@ -444,8 +437,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             rngs = gather_object([rng_state()]) if world > 1 else [rng_state()]
             if acc.is_main_process:
                 state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
-                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state,
-                                rng_states=rngs)  # fmt: skip
+                save_checkpoint(out_dir, step + 1, gen.model, optimizer, scheduler, state, rng_states=rngs,
+                                processor=getattr(gen, "processor", gen.tokenizer))  # fmt: skip
 
     if bar is not None:
         bar.close()

@@ -42,7 +42,6 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.run_log import RunLog, plot_curve
 from trainers.sft_config import SFTConfig
@@ -272,7 +271,8 @@ def train_sft(
         log.write(record)
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": step + 1, "config": config.to_dict()}
-            save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+            processor = getattr(gen, "processor", gen.tokenizer)
+            save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
     if held_out is not None:
         held_out.close()
     model.eval()
