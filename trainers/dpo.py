@@ -284,7 +284,8 @@ def optimise_pairs(
     )
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if resume else 0
-    log = RunLog(out_dir / "metrics.jsonl", start)
+    # IPL's rounds call this loop with an IPLConfig, which has no report_to: their logs stay JSONL.
+    log = RunLog(out_dir / "metrics.jsonl", start, getattr(config, "report_to", []), "dpo", config.to_dict())
     if held_out is not None and start == 0:
         log.write(held_out(0))  # the untrained policy: the baseline that "learned" is measured against
     bar = None
@@ -316,6 +317,7 @@ def optimise_pairs(
             save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
     if bar is not None:
         bar.close()
+    log.close()
     model.eval()
     return history
 

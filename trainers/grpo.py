@@ -56,7 +56,7 @@ from trainers.policy import (
 )
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
-from trainers.run_log import RunLog, plot_curve
+from trainers.run_log import RunLog, plot_curve, require_reporters
 
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
 
@@ -297,6 +297,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     after a step are also merged into its history record and log line."""
     from accelerate.utils import gather_object
 
+    require_reporters(config.report_to)  # a missing tensorboard / wandb stops the run before the model loads
     acc = _accelerator(config)
     refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
@@ -344,7 +345,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)
     estimator = get_estimator(config.estimator)
     untempered = config.temperature == 1.0 and config.top_p is None and config.top_k is None
-    log = RunLog(out_dir / "metrics.jsonl", start) if acc.is_main_process else None
+    log = None
+    if acc.is_main_process:
+        log = RunLog(out_dir / "metrics.jsonl", start, config.report_to, "grpo", config.to_dict())
     bar = None
     if config.progress and acc.is_main_process:
         from tqdm.auto import tqdm
@@ -447,6 +450,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     if acc.is_main_process:
         gen.model.save_pretrained(out_dir / "final")
         gen.tokenizer.save_pretrained(out_dir / "final")
+        if log is not None:
+            log.close()
         if config.plot and log is not None:
             keys = ("reward_mean", ("success_rate", *EVAL_KEYS) if eval_seeds else "success_rate")
             plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)

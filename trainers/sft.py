@@ -238,7 +238,7 @@ def train_sft(
     )
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0
-    log = RunLog(out_dir / "metrics.jsonl", start)
+    log = RunLog(out_dir / "metrics.jsonl", start, config.report_to, "sft", config.to_dict())
     held_out = None
     evals: list[dict[str, Any]] = []
     if eval_seeds:
@@ -278,6 +278,7 @@ def train_sft(
     model.eval()
     model.save_pretrained(out_dir / "final")
     gen.tokenizer.save_pretrained(out_dir / "final")
+    log.close()
     if config.plot:
         keys: tuple[Any, ...] = ("loss", "token_acc", EVAL_KEYS) if eval_seeds else ("loss", "token_acc")
         plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)

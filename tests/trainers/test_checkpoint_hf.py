@@ -131,3 +131,12 @@ def test_accelerate_load_state_reads_the_checkpoint(tmp_path: Path) -> None:
     )
     assert (random.random(), float(np.random.rand()), float(torch.rand(()))) == after
     assert load_checkpoint(folder)["state"]["num_processes"] == 1
+
+
+def test_a_checkpoint_of_the_earlier_layout_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "checkpoint-000003"
+    folder.mkdir()
+    for name in ("model.pt", "optimizer.pt", "scheduler.pt", "rng.pt", "state.json"):
+        (folder / name).write_bytes(b"{}")
+    with pytest.raises(CheckpointError, match=r"checkpoint-000003' is a checkpoint of an earlier guigym"):
+        load_checkpoint(folder)
