@@ -1,6 +1,6 @@
 """Checkpoints in the layout Hugging Face tools read: ``from_pretrained`` loads a GRPO run's last checkpoint (full
 fine-tuning and LoRA) to the trained model's logits; ``Accelerator.load_state`` reads its optimiser, schedule and
-random states; a LoRA run resumes exactly."""
+random states; a LoRA run resumes exactly; a VLM checkpoint loads with ``AutoModelForImageTextToText``."""
 
 from __future__ import annotations
 
@@ -140,3 +140,28 @@ def test_a_checkpoint_of_the_earlier_layout_is_named(tmp_path: Path) -> None:
         (folder / name).write_bytes(b"{}")
     with pytest.raises(CheckpointError, match=r"checkpoint-000003' is a checkpoint of an earlier guigym"):
         load_checkpoint(folder)
+
+
+def test_a_vlm_checkpoint_loads_with_auto_model_for_image_text_to_text(tmp_path: Path) -> None:
+    from transformers import AutoModelForImageTextToText
+
+    from agents.hf_agent import _load_processor
+    from agents.tiny_models import build_vlm
+
+    torch.set_num_threads(1)
+    vlm = build_vlm(tmp_path / "tiny-vlm")
+    config = _config(vlm, tmp_path / "run", env_id="ClickBox-v0", output_format="box", max_new_tokens=1,
+                     decoder="loop", num_steps=1, group_size=2, groups_per_step=1, num_envs=2)  # fmt: skip
+    out = train(config)
+    folder = latest_checkpoint(tmp_path / "run")
+    loaded = AutoModelForImageTextToText.from_pretrained(folder)
+    trained = _logits(out["model"])
+    torch.testing.assert_close(_logits(loaded), trained, rtol=0, atol=0)
+    assert not torch.equal(_logits(AutoModelForImageTextToText.from_pretrained(vlm)), trained)
+    # The folder's processor is the run's: its image processor resizes a screenshot to the same patches.
+    shot = [np.full((140, 140, 3), 200, dtype=np.uint8)]
+    patches = [
+        _load_processor(str(p), False).image_processor(shot, return_tensors="pt") for p in (folder, vlm)
+    ]
+    torch.testing.assert_close(patches[0]["pixel_values"], patches[1]["pixel_values"], rtol=0, atol=0)
+    assert torch.equal(patches[0]["image_grid_thw"], patches[1]["image_grid_thw"])
