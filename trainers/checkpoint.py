@@ -106,7 +106,7 @@ def rng_state() -> dict[str, Any]:
     return state
 
 
-def set_rng_state(saved: dict[str, Any], rank: int = 0, world: int = 1, path: str | Path = RNG_FILE) -> None:
+def set_rng_state(saved: dict[str, Any], rank: int = 0, world: int = 1, path: str | Path = "checkpoint") -> None:
     """Restore rank ``rank``'s generator states from a checkpoint's random states (:func:`load_checkpoint`'s
     ``rng``: ``{"ranks": [rank 0's, ...]}``) or one :func:`rng_state`.
 
@@ -117,7 +117,8 @@ def set_rng_state(saved: dict[str, Any], rank: int = 0, world: int = 1, path: st
     states = saved["ranks"] if "ranks" in saved else [saved]  # a bare state: a checkpoint of one process
     if len(states) != world:
         raise CheckpointError(
-            f"{str(path)!r} holds the random states of {len(states)} process(es), but this run has {world}: "
+            f"{str(path)!r} holds the random states of {len(states)} process(es) ({RNG_FILE.format('<rank>')}), "
+            f"but this run has {world}: "
             f"resume with {len(states)} process(es), as the run that wrote it"
         )
     state = states[rank]

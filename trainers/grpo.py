@@ -335,7 +335,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         load_model_weights(gen.model, ckpt, path)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"], rank, world, path / f"random_states_{rank}.pkl")
+        set_rng_state(ckpt["rng"], rank, world, path)
         start = int(ckpt["state"]["step"])
 
     workers = make_workers(

@@ -46,7 +46,7 @@ def resume_latest(
     load_model_weights(model, ckpt, path)
     optimizer.load_state_dict(ckpt["optimizer"])
     scheduler.load_state_dict(ckpt["scheduler"])
-    set_rng_state(ckpt["rng"], path=path / "random_states_0.pkl")
+    set_rng_state(ckpt["rng"], path=path)
     return int(ckpt["state"]["step"])
 
 

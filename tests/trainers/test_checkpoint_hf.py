@@ -165,3 +165,26 @@ def test_a_vlm_checkpoint_loads_with_auto_model_for_image_text_to_text(tmp_path:
     ]
     torch.testing.assert_close(patches[0]["pixel_values"], patches[1]["pixel_values"], rtol=0, atol=0)
     assert torch.equal(patches[0]["image_grid_thw"], patches[1]["image_grid_thw"])
+
+
+def test_every_rank_has_its_random_states_file(tmp_path: Path) -> None:
+    from trainers.checkpoint import rng_state, set_rng_state
+
+    model = torch.nn.Linear(2, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    torch.manual_seed(1)
+    ranks = [rng_state()]
+    torch.manual_seed(2)
+    ranks.append(rng_state())
+    folder = save_checkpoint(tmp_path, 1, model, opt, sched, {}, rng_states=ranks)
+    ckpt = load_checkpoint(folder)
+    set_rng_state(ckpt["rng"], 1, 2, folder)  # rank 1 continues rank 1's stream
+    assert torch.equal(torch.get_rng_state(), ranks[1]["torch_manual_seed"])
+    with pytest.raises(
+        CheckpointError, match=r"holds the random states of 2 process\(es\).*but this run has 1"
+    ):
+        set_rng_state(ckpt["rng"], 0, 1, folder)
+    (folder / "random_states_1.pkl").unlink()
+    with pytest.raises(CheckpointError, match=r"random_states_1\.pkl' is missing"):
+        load_checkpoint(folder)
