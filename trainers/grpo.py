@@ -449,7 +449,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     acc.wait_for_everyone()
     if acc.is_main_process:
         gen.model.save_pretrained(out_dir / "final")
-        gen.tokenizer.save_pretrained(out_dir / "final")
+        getattr(gen, "processor", gen.tokenizer).save_pretrained(out_dir / "final")  # a VLM's image processor too
         if log is not None:
             log.close()
         if config.plot and log is not None:

@@ -35,7 +35,9 @@ flushed after every record so that a killed run keeps its steps); a resumed run 
 ``purge_step`` one past the checkpoint, so TensorBoard drops the steps the killed run logged after it, as the
 JSONL log does. ``wandb`` starts ``wandb.init(project=$WANDB_PROJECT or "guigym", name=<output_dir's name>,
 dir=output_dir, config=<the run's config>)``; ``WANDB_MODE=offline`` writes the run under
-``<output_dir>/wandb/offline-run-*`` (what the tests use).
+``<output_dir>/wandb/offline-run-*`` (what the tests use). A resumed run is a new W&B run whose history starts
+at the step after the checkpoint (W&B cannot drop a run's logged steps; the JSONL log and TensorBoard are the
+records that read as one run).
 """
 
 from __future__ import annotations
@@ -163,11 +165,10 @@ class RunLog:
         self.trainer = trainer
         names = check_report_to(report_to)
         require_reporters(names)  # before the log is touched
-        self.reporters: list[Any] = []
-        for name in names:
-            self.reporters.append(
-                _TensorBoard(self.path.parent, start_step) if name == "tensorboard" else _Wandb(self.path.parent, config)
-            )
+        out = self.path.parent
+        self.reporters: list[Any] = [
+            _TensorBoard(out, start_step) if name == "tensorboard" else _Wandb(out, config) for name in names
+        ]
         kept = [r for r in read_log(self.path) if r.get("step", -1) <= start_step] if self.path.exists() else []
         self.path.write_text("".join(json.dumps(r) + "\n" for r in kept))
 

@@ -277,7 +277,7 @@ def train_sft(
         held_out.close()
     model.eval()
     model.save_pretrained(out_dir / "final")
-    gen.tokenizer.save_pretrained(out_dir / "final")
+    getattr(gen, "processor", gen.tokenizer).save_pretrained(out_dir / "final")  # a VLM's image processor too
     log.close()
     if config.plot:
         keys: tuple[Any, ...] = ("loss", "token_acc", EVAL_KEYS) if eval_seeds else ("loss", "token_acc")
