@@ -44,7 +44,6 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.run_log import RunLog, plot_curve
 
@@ -285,7 +284,8 @@ def optimise_pairs(
     )
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if resume else 0
-    log = RunLog(out_dir / "metrics.jsonl", start)
+    # IPL's rounds call this loop with an IPLConfig, which has no report_to: their logs stay JSONL.
+    log = RunLog(out_dir / "metrics.jsonl", start, getattr(config, "report_to", []), "dpo", config.to_dict())
     if held_out is not None and start == 0:
         log.write(held_out(0))  # the untrained policy: the baseline that "learned" is measured against
     bar = None
@@ -313,9 +313,11 @@ def optimise_pairs(
             bar.set_postfix(loss=f"{record['loss']:.3f}", acc=f"{record['accuracy']:.2f}")
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": (step + 1) * config.batch_size, "config": config.to_dict()}
-            save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+            processor = getattr(gen, "processor", gen.tokenizer)
+            save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
     if bar is not None:
         bar.close()
+    log.close()
     model.eval()
     return history
 

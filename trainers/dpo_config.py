@@ -8,6 +8,7 @@ from typing import Any
 
 from trainers.config_io import ConfigError, load_config
 from trainers.heldout import HeldOutRolloutFields, check_eval_fields, resolve_seeds
+from trainers.run_log import check_report_to
 
 
 @dataclass
@@ -79,6 +80,14 @@ class DPOConfig(HeldOutRolloutFields):
     (the ``seed`` column ``trainers.dpo.export_pairs`` writes for pairs from env episodes); a seed in both, or a
     training pair without a recorded seed, is refused at start."""
 
+    # --- logging ---
+    report_to: list[str] = field(default_factory=list)
+    """Where the per-step scalars go besides ``metrics.jsonl`` (always written): ``tensorboard`` (event files in
+    ``<output_dir>/runs``, extra ``guigym[train]``) and / or ``wandb`` (project ``$WANDB_PROJECT`` or ``guigym``;
+    ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
+    log only. Names follow TRL's where the metric is the same (``train/loss``, ``train/learning_rate``...; the table
+    is in :mod:`trainers.run_log`)."""
+
     def __post_init__(self) -> None:
         if not self.model:
             raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
@@ -86,6 +95,10 @@ class DPOConfig(HeldOutRolloutFields):
             raise ConfigError("data is empty: set data to a pair file in TRL's prompt/chosen/rejected format")
         check_pair_fields(self)
         check_eval_fields(self)
+        try:
+            self.report_to = check_report_to(self.report_to)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
 
     @property
     def eval_seed_list(self) -> list[int]:

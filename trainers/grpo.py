@@ -36,10 +36,10 @@ import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
-    CheckpointError,
     clean_checkpoint_dir,
     latest_checkpoint,
     load_checkpoint,
+    load_model_weights,
     rng_state,
     save_checkpoint,
     set_rng_state,
@@ -53,11 +53,10 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
-from trainers.run_log import RunLog, plot_curve
+from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
 
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
@@ -313,6 +312,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     after a step are also merged into its history record and log line."""
     from accelerate.utils import gather_object
 
+    require_reporters(config.report_to)  # a missing tensorboard / wandb stops the run before the model loads
     acc = _accelerator(config)
     refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
@@ -347,16 +347,10 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     if config.resume:
         path = latest_checkpoint(out_dir)
         ckpt = load_checkpoint(path)
-        missing = set(trainable_state(gen.model)) - set(ckpt["model"])
-        if missing:
-            raise CheckpointError(
-                f"{str(path / 'model.pt')!r} lacks {sorted(missing)[:3]}: it was saved by another model or LoRA "
-                "setting; resume with the config that wrote it"
-            )
-        gen.model.load_state_dict(ckpt["model"], strict=False)
+        load_model_weights(gen.model, ckpt, path)
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
-        set_rng_state(ckpt["rng"], rank, world, path / "rng.pt")
+        set_rng_state(ckpt["rng"], rank, world, path)
         start = int(ckpt["state"]["step"])
 
     if config.decoder == "vllm" and start > 0:
@@ -368,7 +362,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)
     estimator = get_estimator(config.estimator)
     untempered = config.temperature == 1.0 and config.top_p is None and config.top_k is None
-    log = RunLog(out_dir / "metrics.jsonl", start) if acc.is_main_process else None
+    log = None
+    if acc.is_main_process:
+        log = RunLog(out_dir / "metrics.jsonl", start, config.report_to, "grpo", config.to_dict())
     bar = None
     if config.progress and acc.is_main_process:
         from tqdm.auto import tqdm
@@ -465,8 +461,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             rngs = gather_object([rng_state()]) if world > 1 else [rng_state()]
             if acc.is_main_process:
                 state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
-                save_checkpoint(out_dir, step + 1, trainable_state(gen.model), optimizer, scheduler, state,
-                                rng_states=rngs)  # fmt: skip
+                save_checkpoint(out_dir, step + 1, gen.model, optimizer, scheduler, state, rng_states=rngs,
+                                processor=getattr(gen, "processor", gen.tokenizer))  # fmt: skip
 
     if bar is not None:
         bar.close()
@@ -474,7 +470,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     acc.wait_for_everyone()
     if acc.is_main_process:
         gen.model.save_pretrained(out_dir / "final")
-        gen.tokenizer.save_pretrained(out_dir / "final")
+        getattr(gen, "processor", gen.tokenizer).save_pretrained(out_dir / "final")  # a VLM's image processor too
+        if log is not None:
+            log.close()
         if config.plot and log is not None:
             keys = ("reward_mean", ("success_rate", *EVAL_KEYS) if eval_seeds else "success_rate")
             plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)

@@ -10,6 +10,7 @@ from trainers.advantages import get_estimator
 from trainers.config_io import ConfigError, load_config
 from trainers.heldout import check_disjoint, resolve_seeds
 from trainers.reward_fns import check_reward_name
+from trainers.run_log import check_report_to
 
 #: Loss aggregation modes (see :func:`trainers.grpo.grpo_loss`).
 LOSS_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
@@ -164,6 +165,13 @@ class GRPOConfig:
     """With ``decoder: vllm``: more ``vllm.LLM`` arguments, e.g. ``{enable_sleep_mode: true}`` (free the engine's
     weights and KV cache during each update), ``max_model_len``, ``dtype``, ``enforce_eager``."""
 
+    # --- logging ---
+    report_to: list[str] = field(default_factory=list)
+    """Where the per-step scalars go besides ``metrics.jsonl`` (always written): ``tensorboard`` (event files in
+    ``<output_dir>/runs``, extra ``guigym[train]``) and / or ``wandb`` (project ``$WANDB_PROJECT`` or ``guigym``;
+    ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
+    log only. Names follow TRL's (``train/reward``, ``train/kl``...; the table is in :mod:`trainers.run_log`)."""
+
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
             if not ok:
@@ -216,6 +224,10 @@ class GRPOConfig:
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)
+        try:
+            self.report_to = check_report_to(self.report_to)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
 
     @property
     def eval_seed_list(self) -> list[int]:

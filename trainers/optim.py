@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, set_rng_state
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, load_model_weights, set_rng_state
 
 
 def adamw_with_warmup(
@@ -41,11 +41,12 @@ def resume_latest(
 
     Raises :class:`~trainers.checkpoint.CheckpointError` (naming the file) when there is none or it is corrupt.
     """
-    ckpt = load_checkpoint(latest_checkpoint(out_dir))
-    model.load_state_dict(ckpt["model"], strict=False)
+    path = latest_checkpoint(out_dir)
+    ckpt = load_checkpoint(path)
+    load_model_weights(model, ckpt, path)
     optimizer.load_state_dict(ckpt["optimizer"])
     scheduler.load_state_dict(ckpt["scheduler"])
-    set_rng_state(ckpt["rng"])
+    set_rng_state(ckpt["rng"], path=path)
     return int(ckpt["state"]["step"])
 
 

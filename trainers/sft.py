@@ -42,7 +42,6 @@ from trainers.policy import (
     completion_logprobs,
     encode_batch,
     resolve_output_format,
-    trainable_state,
 )
 from trainers.run_log import RunLog, plot_curve
 from trainers.sft_config import SFTConfig
@@ -239,7 +238,7 @@ def train_sft(
     )
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0
-    log = RunLog(out_dir / "metrics.jsonl", start)
+    log = RunLog(out_dir / "metrics.jsonl", start, config.report_to, "sft", config.to_dict())
     held_out = None
     evals: list[dict[str, Any]] = []
     if eval_seeds:
@@ -272,12 +271,14 @@ def train_sft(
         log.write(record)
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": step + 1, "config": config.to_dict()}
-            save_checkpoint(out_dir, step + 1, trainable_state(model), optimizer, scheduler, state)
+            processor = getattr(gen, "processor", gen.tokenizer)
+            save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
     if held_out is not None:
         held_out.close()
     model.eval()
     model.save_pretrained(out_dir / "final")
-    gen.tokenizer.save_pretrained(out_dir / "final")
+    getattr(gen, "processor", gen.tokenizer).save_pretrained(out_dir / "final")  # a VLM's image processor too
+    log.close()
     if config.plot:
         keys: tuple[Any, ...] = ("loss", "token_acc", EVAL_KEYS) if eval_seeds else ("loss", "token_acc")
         plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)

@@ -63,8 +63,8 @@ def test_two_process_resume_continues_identically(tiny_lm_path: Path, tmp_path: 
     # Uninterrupted: 2 steps, a checkpoint after each. Resumed: from the step-1 checkpoint alone, step 2 again.
     # Rank 1 samples from its own random stream, so its state must come back too (not rank 0's).
     _launch(_config(tiny_lm_path, tmp_path / "full", save_every=1), tmp_path / "full.yaml")
-    rng = torch.load(tmp_path / "full/checkpoint-000001/rng.pt", weights_only=False)
-    assert len(rng["ranks"]) == 2 and not torch.equal(rng["ranks"][0]["torch"], rng["ranks"][1]["torch"])
+    rng = [torch.load(tmp_path / f"full/checkpoint-000001/random_states_{r}.pkl", weights_only=False) for r in (0, 1)]
+    assert not torch.equal(rng[0]["torch_manual_seed"], rng[1]["torch_manual_seed"])
     resumed = tmp_path / "resumed"
     shutil.copytree(tmp_path / "full/checkpoint-000001", resumed / "checkpoint-000001")
     (resumed / "latest").write_text("checkpoint-000001")

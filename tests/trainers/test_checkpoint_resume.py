@@ -85,11 +85,11 @@ def test_corrupt_checkpoint_names_the_file(tmp_path: Path) -> None:
     path = save_checkpoint(tmp_path, 3, model.state_dict(), opt, sched, {"data_position": 6})
     assert latest_checkpoint(tmp_path) == path
     assert load_checkpoint(path)["state"]["step"] == 3
-    (path / "optimizer.pt").write_bytes(b"not a torch file")
-    with pytest.raises(CheckpointError, match="optimizer.pt.*corrupt"):
+    (path / "optimizer.bin").write_bytes(b"not a torch file")
+    with pytest.raises(CheckpointError, match=r"optimizer\.bin.*corrupt"):
         load_checkpoint(path)
-    (path / "rng.pt").unlink()
-    with pytest.raises(CheckpointError, match="rng.pt.*missing"):
+    (path / "random_states_0.pkl").unlink()
+    with pytest.raises(CheckpointError, match=r"random_states_0\.pkl.*missing"):
         load_checkpoint(path)
 
 
@@ -192,7 +192,7 @@ def test_a_failed_save_names_the_file_and_keeps_the_previous_checkpoint(
     real_save = torch.save
 
     def save_until_the_disk_fills(obj: object, f: object) -> None:
-        if getattr(f, "name", "").endswith("optimizer.pt"):  # model.pt went through: the failure is mid-save
+        if getattr(f, "name", "").endswith("optimizer.bin"):  # the model went through: the failure is mid-save
             f.write(b"PK\x03\x04 half a file")  # type: ignore[union-attr]
             raise failure
         real_save(obj, f)  # type: ignore[arg-type]
@@ -201,9 +201,9 @@ def test_a_failed_save_names_the_file_and_keeps_the_previous_checkpoint(
     with pytest.raises(checkpoint.CheckpointSaveError) as info:
         save_checkpoint(tmp_path, 12, model.state_dict(), opt, sched, {"data_position": 12})
     message = str(info.value)
-    assert message.startswith(f"could not write {tmp_path / 'checkpoint-000012' / 'optimizer.pt'}: "), message
+    assert message.startswith(f"could not write {tmp_path / 'checkpoint-000012' / 'optimizer.bin'}: "), message
     assert ("No space left on device" in message) if isinstance(failure, OSError) else ("MiB free" in message)
-    assert info.value.path == tmp_path / "checkpoint-000012" / "optimizer.pt"
+    assert info.value.path == tmp_path / "checkpoint-000012" / "optimizer.bin"
     assert _temporaries(tmp_path) == [] and not (tmp_path / "checkpoint-000012").exists()
     assert latest_checkpoint(tmp_path) == previous and load_checkpoint(previous)["state"]["step"] == 11
 
@@ -220,9 +220,9 @@ def test_a_full_disk_is_reported_by_the_system_words(tmp_path: Path, monkeypatch
     previous = save_checkpoint(tmp_path, 1, model.state_dict(), opt, sched, {})
 
     def full_disk_open(path: Path, mode: str = "r", *args: object) -> object:
-        return builtins.open("/dev/full" if Path(path).name == "model.pt" else path, mode, *args)  # type: ignore[call-overload]
+        return builtins.open("/dev/full" if Path(path).name == "model.safetensors" else path, mode, *args)  # type: ignore[call-overload]
 
     monkeypatch.setattr(checkpoint, "open", full_disk_open, raising=False)
-    with pytest.raises(checkpoint.CheckpointSaveError, match=r"could not write .*checkpoint-000002/model\.pt: No space left on device$"):
+    with pytest.raises(checkpoint.CheckpointSaveError, match=r"could not write .*checkpoint-000002/model\.safetensors: No space left on device$"):
         save_checkpoint(tmp_path, 2, model.state_dict(), opt, sched, {})
     assert _temporaries(tmp_path) == [] and latest_checkpoint(tmp_path) == previous

@@ -114,7 +114,7 @@ def test_a_trl_format_pair_file_trains_from_the_command_line(tiny_lm_path: Path,
     assert [r["step"] for r in log] == [1, 2]  # 4 pairs, batch 4, 2 epochs
     assert log[0]["reward_margin"] == pytest.approx(0.0, abs=1e-6)  # policy == reference at step 1
     assert (tmp_path / "run/final/config.json").is_file() and (tmp_path / "run/learning_curve.png").is_file()
-    assert (tmp_path / "run/checkpoint-000002/model.pt").is_file()
+    assert (tmp_path / "run/checkpoint-000002/model.safetensors").is_file()
 
 
 def test_configs_load_and_unknown_keys_are_usage_errors() -> None:
