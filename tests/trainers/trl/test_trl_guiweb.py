@@ -22,11 +22,11 @@ CONFIG = dict(env_id="GuiWeb-v0", task="shop.open_wishlist", tools=["click", "ho
               seeds=[0, 2], system_prompt="")  # fmt: skip
 
 
-def transcript(env, first, second) -> list[dict]:  # noqa: ANN001
-    """Row 0's episode played with two tool calls, as chat messages (the env's real tool results)."""
+def transcript(env, *calls) -> list[dict]:  # noqa: ANN001, ANN002
+    """Row 0's episode played with these tool calls, as chat messages (the env's real tool results)."""
     row = dataset_rows(env._config)[0]
     messages = [{"role": "user", "content": row["prompt"][0]["content"] + env.reset(**row)}]
-    for name, args in (first, second):
+    for name, args in calls:
         call = {"type": "function", "function": {"name": name, "arguments": args}}
         messages.append({"role": "assistant", "content": "", "tool_calls": [call]})
         messages.append({"role": "tool", "name": name, "content": getattr(env, name)(**args)})
@@ -34,15 +34,48 @@ def transcript(env, first, second) -> list[dict]:  # noqa: ANN001
     return messages
 
 
-def test_tools_play_the_episode_and_the_verdict_is_the_env_s() -> None:
-    env = make_environment_factory(GuiGymTRLConfig(**CONFIG))()
+def label(check: str) -> str:
+    """A strategy-graph label function (the form :func:`gui_envs.verifiers.synth.synthesise` writes)."""
+    return (f"from Function_APIs import *\ndef verify_function(trajectory):\n    if not {check}:\n        return False\n"
+            "    return True\nresult = verify_function(trajectory)\n")  # fmt: skip
+
+
+def test_tools_play_the_episode_and_every_reward_reads_it() -> None:
+    from gui_envs.verifiers.graph import StrategyGraph
+    from trainers.trl.rewards import REWARD_FUNCS
+
+    # Two key steps in order: hover over "Catalogue", then the wishlist page.
+    graph = StrategyGraph.linear([label("validate_click_or_hover_action(trajectory, 'hover', 'a', 'Catalogue')"),
+                                  label("validate_url_visited(trajectory, 'http://shop.guigym.test/wishlist')")])  # fmt: skip
+    config = GuiGymTRLConfig(**{**CONFIG, "rewards": ["env", "binary", "ssl", "graph"], "graphs": graph})
+    env = make_environment_factory(config)()
+    hover, wishlist, cart = (
+        ("hover", {"element_id": "1"}),
+        ("click", {"element_id": "2"}),
+        ("click", {"element_id": "3"}),
+    )
     try:
-        transcript(env, ("hover", {"element_id": "1"}), ("click", {"element_id": "2"}))
-        assert env.episode.steps == 2 and env.episode.done and env.episode.success
-        transcript(
-            env, ("hover", {"element_id": "1"}), ("click", {"element_id": "3"})
-        )  # the cart: wrong page
-        assert env.episode.steps == 2 and not env.episode.success
+        scores = {}
+        for name, calls in {
+            "detour": (hover, wishlist),
+            "wrong": (hover, cart),
+            "oracle": (wishlist,),
+        }.items():
+            transcript(env, *calls)
+            assert env.episode.steps == len(calls) and env.episode.done == (
+                calls[-1] == wishlist
+            )  # a state task
+            scores[name] = {k: fn(completions=[[]], environments=[env])[0] for k, fn in REWARD_FUNCS.items()}
+        detour, wrong, oracle = scores["detour"], scores["wrong"], scores["oracle"]
+        assert (detour["env"], wrong["env"], oracle["env"]) == (1.0, 0.0, 1.0)  # the env's verdict: the page
+        # SSL's verifier C grades every step against the oracle's plan: the hover detour fails it.
+        assert (detour["binary"], wrong["binary"], oracle["binary"]) == (0.0, 0.0, 1.0)
+        assert oracle["ssl"] > 1.0 and wrong["ssl"] == 0.0  # C + lambda * S_hat; unfinished episodes pay 0
+        assert (detour["graph"], wrong["graph"]) == (1.0, 0.5)  # one key step of two, in order
+        assert (
+            "episode is over" in env.click(element_id="2") and env.episode.steps == 1
+        )  # no step after the end
+        transcript(env)  # a fresh episode
         assert "action error" in env.click()  # a click with neither point nor element is the env's no-op
     finally:
         env._close()
