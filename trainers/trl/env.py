@@ -93,7 +93,7 @@ def _accepts_shared_browser(env_id: str) -> bool:
     from gui_envs.tasks.env import ScreenEnv
 
     creator = load_env_creator(gym.spec(env_id).entry_point)
-    return isinstance(creator, type) and issubclass(creator, ScreenEnv) and "Android" not in env_id
+    return isinstance(creator, type) and issubclass(creator, ScreenEnv)
 
 
 def observation_text(obs: Any, max_elements: int) -> str:
@@ -195,9 +195,9 @@ class GuiGymEnvironment:
             kept["point"] = (x, y)
         try:
             action: Action | str = Action(kind, **kept)
-        except (InvalidActionError, TypeError) as exc:
+        except (InvalidActionError, TypeError):
+            # The env's own check then turns it into a no-op with a penalty and says why (info["action_error"]).
             action = json.dumps({"type": kind, **{k: str(v) for k, v in kept.items()}})
-            self.episode.last_info["tool_error"] = str(exc)
         return self._step(action)
 
     def _settle(self, completion: Any) -> Episode:

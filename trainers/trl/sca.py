@@ -82,12 +82,22 @@ class SCAGRPOTrainer(GRPOTrainer):
         output = super()._generate_and_score_completions(inputs)
         if self.environments is None or self._last_rewards_per_func is None:
             raise RuntimeError("SCAGRPOTrainer needs an environment_factory of guigym environments")
-        output["advantages"] = self.sca_advantages(self._last_rewards_per_func, output["advantages"])
+        credits = self.sca_credits(self._last_rewards_per_func)  # (B,), the whole gathered batch
+        b_local = len(self.environments)
+        start = self.accelerator.process_index * b_local
+        like = output["advantages"]
+        output["advantages"] = torch.as_tensor(
+            credits[start : start + b_local], dtype=like.dtype, device=like.device
+        )
+        # TRL logged its own advantages for the completions table; show the ones trained on instead.
+        logged = self._logs["advantages"]
+        for i, value in enumerate(credits.tolist()):
+            logged[len(logged) - len(credits) + i] = value
         return output
 
-    def sca_advantages(self, rewards_per_func: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-        """This process's ``(B_local,)`` SCA advantages from the gathered ``(B, F)`` rewards and the rollout
-        slots' episodes (gathered the same way)."""
+    def sca_credits(self, rewards_per_func: torch.Tensor) -> np.ndarray:
+        """The ``(B,)`` SCA advantages of the whole batch, in TRL's gathered order, from the gathered ``(B, F)``
+        rewards and the rollout slots' episodes (gathered the same way)."""
         device = rewards_per_func.device
         weights = self.reward_weights.to(device)
         rewards = torch.nansum(rewards_per_func * weights.unsqueeze(0), dim=1)  # (B,), as TRL sums them
@@ -115,9 +125,5 @@ class SCAGRPOTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         n = self.num_generations if mode == "train" else self.num_generations_eval
         batch = group_batch_from_episodes(merged, rewards.double().cpu().numpy(), table[:, 6] > 0.5, n)
-        credits = np.asarray(self._sca_estimator(batch, **self.sca_kwargs), dtype=np.float64).reshape(
-            -1
-        )  # (B,)
-        b_local = len(episodes)
-        start = self.accelerator.process_index * b_local
-        return torch.as_tensor(credits[start : start + b_local], dtype=like.dtype, device=like.device)
+        credits = self._sca_estimator(batch, **self.sca_kwargs)  # (G, N)
+        return np.asarray(credits, dtype=np.float64).reshape(-1)  # (B,)

@@ -77,5 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     ns = parser.parse_args(argv)
     model, guigym, args = load_run(ns.config, ns.overrides)
     trainer = build_trainer(guigym, args, model)
-    trainer.train()
-    trainer.save_model(args.output_dir)
+    try:
+        trainer.train()
+        trainer.save_model(args.output_dir)
+    finally:  # close the rollout slots' envs (and their browsers) before the process ends
+        for pool in getattr(trainer, "_environment_pool", {}).values():
+            for env in pool:
+                env._close()

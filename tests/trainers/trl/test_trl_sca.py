@@ -54,6 +54,7 @@ def test_sca_advantages_inside_trl_equal_guigym_s(tool_lm: Path, tmp_path: Path)
                 "boxes": [e.episode.box for e in envs],
                 "success": [e.episode.success for e in envs],
                 "rewards": trainer._last_rewards_per_func[:, 0].numpy().copy(),
+                "logged": list(trainer._logs["advantages"])[-len(envs) :],
             }
         )
         return out
@@ -72,6 +73,7 @@ def test_sca_advantages_inside_trl_equal_guigym_s(tool_lm: Path, tmp_path: Path)
         success = np.array(batch["success"]).reshape(-1, n)
         expected = get_estimator("sca")(GroupBatch(batch["rewards"].reshape(-1, n), success, coords, boxes))
         np.testing.assert_allclose(batch["advantages"], expected.reshape(-1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(batch["logged"], expected.reshape(-1), rtol=1e-5, atol=1e-6)  # the table
         assert np.array_equal(success.reshape(-1), batch["rewards"] > 0)  # reward "env" is the verdict
     stacked = np.concatenate([s["advantages"] for s in seen])
     assert np.any(stacked != 0)  # some group had differing clicks: the check compares non-trivial credit
