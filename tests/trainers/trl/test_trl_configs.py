@@ -94,3 +94,12 @@ def test_entry_point_runs_the_cpu_config(tmp_path: Path) -> None:
                           env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (out / "config.json").exists() and (out / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("name", ["trainers.trl.env", "trainers.trl.data"])
+def test_module_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
