@@ -9,10 +9,11 @@ releases is therefore a wrapper around those two methods, never a copy of either
 * ``_generate_and_score_completions`` (a few lines more): call TRL's, then replace the ``"advantages"`` entry of
   its output (this process's ``(B_local,)`` slice) with SCA's credits for the same rollouts.
 
-Both names and contracts (the reward matrix; the output dict with per-sequence ``advantages`` sliced by
-``process_index``) have been stable across TRL 0.1x to 1.x, while the body around them changes every release
-(tool loops, importance sampling, multi-objective aggregation); everything TRL computes besides the advantage
-(log-probs, importance ratios, metrics) stays TRL's. TRL's ``reward_weights`` are applied as TRL applies them.
+Both are named seams whose contracts (the reward matrix; the output dict with per-sequence ``advantages``
+sliced by ``process_index``) are simpler than the body around them, which changes with most releases (tool
+loops, importance sampling, multi-objective aggregation); a copy of that body would have to follow every one.
+Everything TRL computes besides the advantage (log-probs, importance ratios, metrics) stays TRL's. Tested
+against TRL 1.16 (``tests/trainers/trl/test_trl_sca.py``). TRL's ``reward_weights`` weigh the rewards as in TRL.
 
 What SCA reads, per rollout (:class:`trainers.trl.env.Episode`): the first action's click point (screenshot
 pixels; NaN when it had none), the env's verdict, and each group's privileged target box at reset; the reward
