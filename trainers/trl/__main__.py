@@ -1,0 +1,5 @@
+"""``python -m trainers.trl --config configs/trl/<run>.yaml [section.field=value ...]``."""
+
+from trainers.trl.train import main
+
+main()

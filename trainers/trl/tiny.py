@@ -1,0 +1,140 @@
+"""A tiny random causal LM whose chat template can call tools, for CPU tests and benchmarks of the TRL path.
+
+TRL's ``environment_factory`` needs a chat template that renders tool calls and tool results, and a parser for
+the model's tool calls; TRL provides both for known templates. This one uses TRL's own Qwen2.5 template (read
+from the installed ``trl`` package, so TRL parses ``<tool_call>{...}</tool_call>`` as it does for Qwen2.5), a
+byte-level BPE trained here on text in that template's shape, and the 2-layer Llama of
+:func:`agents.tiny_models.build_causal_lm`. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_CORPUS = [
+    '<tool_call>\n{"name": "click", "arguments": {"element_id": "2"}}\n</tool_call>',
+    '<tool_call>\n{"name": "scroll", "arguments": {"direction": "down"}}\n</tool_call>',
+    '<tool_call>\n{"name": "stop", "arguments": {}}\n</tool_call> <tool_response>\n</tool_response>',
+    '{"type": "function", "function": {"name": "click", "description": "Click a point or an element.", '
+    '"parameters": {"type": "object", "properties": {"x": {"type": "number", "description": "horizontal '
+    'position in screenshot pixels."}, "element_id": {"type": "string"}}, "required": []}}}',
+    "You are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n\n# Tools\n\nYou may call one or more "
+    "functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> "
+    "XML tags. For each function call, return a json object with function name and arguments within "
+    "<tool_call></tool_call> XML tags",
+    'Task: Go to the wishlist page.\nURL: http://shop.guigym.test/\nElements:\n[0] a "Guigym Shop"\n'
+    '[1] a "Catalogue" [2] a "Wishlist" Episode over: success. failure. action error:',
+    "You operate a graphical user interface through the tools. Call one tool per turn; points are screenshot "
+    "pixels, or name an element by its id. The task and the screen follow.",
+    "click cell a b c d e f g h i. Cell: forum post classifieds search cart catalogue",
+]
+
+
+def build_tool_tokenizer(path: Path | None = None, vocab_size: int = 800):  # -> PreTrainedTokenizerFast
+    """The tiny byte-level BPE (:func:`agents.tiny_models.build_tokenizer`'s special tokens) with TRL's Qwen2.5
+    chat template, trained on :data:`_CORPUS` (tool-call and observation text, so prompts stay short)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+    from trl.chat_template_utils import qwen2_5_chat_template
+
+    from agents.tiny_models import _CORPUS as AGENT_CORPUS
+    from agents.tiny_models import SPECIAL_TOKENS
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator((_CORPUS + AGENT_CORPUS) * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        chat_template=qwen2_5_chat_template,
+    )
+    if path is not None:
+        fast.save_pretrained(path)
+    return fast
+
+
+def build_tool_causal_lm(path: Path, hidden_size: int = 32) -> Path:
+    """:func:`agents.tiny_models.build_causal_lm` (2-layer Llama, ``torch.manual_seed(0)``) with
+    :func:`build_tool_tokenizer`, saved under ``path``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = build_tool_tokenizer(path)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(path)
+    return path
+
+
+def teach_transcripts(
+    path: Path,
+    conversations: list[list[dict]],
+    tools: list,
+    steps: int = 150,
+    lr: float = 3e-3,
+    seed: int = 0,
+) -> Path:
+    """Fit the model under ``path`` to the assistant turns of whole conversations (teacher forcing), then save
+    it in place.
+
+    A random tiny model never writes a tool call, so a test of the multi-turn tool loop first teaches it a few
+    transcripts (user, assistant tool call, tool result, ...); sampling at temperature 1 then mostly follows
+    them and sometimes strays, which gives GRPO groups with different verdicts.
+
+    Args:
+        path: a folder saved by :func:`build_tool_causal_lm`.
+        conversations: chat messages, assistant turns with ``tool_calls``.
+        tools: the tools rendered in the system prompt (the same callables the trainer will expose).
+        steps: AdamW steps over the whole set.
+        lr: learning rate.
+        seed: torch seed.
+
+    Returns:
+        the last step's mean token cross-entropy (nats).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    torch.manual_seed(seed)
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    header, end = tok.encode("<|im_start|>assistant"), tok.convert_tokens_to_ids("<|im_end|>")
+    batch = []
+    for conv in conversations:
+        ids = tok.apply_chat_template(conv, tools=tools, tokenize=True, return_dict=False)
+        labels, inside = [-100] * len(ids), False
+        for i in range(len(ids)):  # the assistant turns' tokens, up to and including their <|im_end|>
+            if ids[i - len(header) : i] == header:
+                inside = True
+            if inside:
+                labels[i] = ids[i]
+                inside = ids[i] != end
+        batch.append((torch.tensor([ids]), torch.tensor([labels])))
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = sum(model(input_ids=x, labels=y).loss for x, y in batch) / len(batch)
+        loss.backward()
+        opt.step()
+    model.save_pretrained(path)
+    return float(loss.detach())

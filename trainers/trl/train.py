@@ -1,0 +1,86 @@
+"""Build and run TRL's ``GRPOTrainer`` on a guigym env: ``python -m trainers.trl --config run.yaml``.
+
+A run file has two sections: ``guigym:`` (:class:`trainers.trl.config.GuiGymTRLConfig`) and ``trl:`` (TRL's
+``GRPOConfig`` fields, passed as they are: ``use_vllm``, ``vllm_mode``, ``per_device_train_batch_size``, ...),
+plus ``model:`` (a folder or hub id). Distributed runs are TRL's: ``accelerate launch --config_file
+configs/trl/accelerate_zero3.yaml -m trainers.trl --config configs/trl/grpo_guiweb_vllm.yaml`` (docs/trl.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from trainers.trl.config import GuiGymTRLConfig
+from trainers.trl.data import build_dataset
+from trainers.trl.env import make_environment_factory
+from trainers.trl.rewards import reward_funcs
+
+
+def build_trainer(
+    guigym: GuiGymTRLConfig, args: Any, model: Any, processing_class: Any = None, **trainer_kwargs: Any
+) -> Any:
+    """TRL's ``GRPOTrainer`` (or :class:`trainers.trl.sca.SCAGRPOTrainer` for ``estimator: sca``) on
+    ``guigym``'s env, rewards and seeds; ``args`` is a ``trl.GRPOConfig``."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.x
+    from trl import GRPOTrainer
+
+    if guigym.reward_weights is not None:
+        args.reward_weights = list(guigym.reward_weights)
+    kwargs: dict[str, Any] = dict(
+        model=model,
+        reward_funcs=reward_funcs(guigym.rewards),
+        args=args,
+        train_dataset=build_dataset(guigym),
+        processing_class=processing_class,
+        environment_factory=make_environment_factory(guigym),
+        **trainer_kwargs,
+    )
+    if guigym.estimator == "sca":
+        from trainers.trl.sca import SCAGRPOTrainer
+
+        return SCAGRPOTrainer(sca_kwargs=guigym.sca_kwargs, **kwargs)
+    return GRPOTrainer(**kwargs)
+
+
+def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str, GuiGymTRLConfig, Any]:
+    """``(model, guigym config, trl.GRPOConfig)`` from a run file; ``overrides`` are ``section.field=value``
+    strings (YAML values), e.g. ``trl.max_steps=3``."""
+    from trl import GRPOConfig
+
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    for item in overrides or []:
+        key, _, value = item.partition("=")
+        section, _, name = key.partition(".")
+        if not name:
+            data[section] = yaml.safe_load(value)
+        else:
+            data.setdefault(section, {})[name] = yaml.safe_load(value)
+    unknown = set(data) - {"model", "guigym", "trl"}
+    if unknown or "model" not in data:
+        raise ValueError(f"a TRL run file has model:, guigym: and trl: (got {sorted(data)})")
+    return (
+        str(data["model"]),
+        GuiGymTRLConfig(**(data.get("guigym") or {})),
+        GRPOConfig(**(data.get("trl") or {})),
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="GRPO on a guigym env with TRL's GRPOTrainer")
+    parser.add_argument("--config", required=True, help="a run file (configs/trl/*.yaml)")
+    parser.add_argument("overrides", nargs="*", help="section.field=value, e.g. trl.max_steps=3")
+    ns = parser.parse_args(argv)
+    model, guigym, args = load_run(ns.config, ns.overrides)
+    trainer = build_trainer(guigym, args, model)
+    try:
+        trainer.train()
+        trainer.save_model(args.output_dir)
+    finally:  # close the rollout slots' envs (and their browsers) before the process ends
+        for pool in getattr(trainer, "_environment_pool", {}).values():
+            for env in pool:
+                env._close()
