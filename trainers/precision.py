@@ -34,13 +34,17 @@ class MasterWeightAdamW(torch.optim.AdamW):
     """AdamW over fp32 master copies of low-precision parameters (fp32 parameters are stepped as they are).
 
     ``step()`` copies each bf16 / fp16 gradient into its fp32 master, steps AdamW on the masters (moments in
-    fp32), then writes the masters back into the model's parameters (rounded to their dtype). Gradient clipping
+    fp32), then writes the masters back into the model's parameters (rounded to their dtype), bucket by bucket of
+    :attr:`BUCKET_NUMEL` parameters so that the fp32 gradient copies never exist for the whole model at once. Gradient clipping
     and accumulation happen on the model's gradients before ``step()``, as with any optimiser.
 
     ``state_dict()`` carries the masters (``"master_weights"``: index -> fp32 tensor), so a resumed run continues
     from the exact fp32 values rather than from the rounded model weights. A state dict without them (saved by a
     plain AdamW) loads too: the masters are then taken from the model's current weights.
     """
+
+    #: Parameters (elements) whose fp32 gradient copies exist at once during a step.
+    BUCKET_NUMEL = 1 << 26
 
     def __init__(self, params: Iterable[torch.Tensor], **kwargs: Any) -> None:
         self.model_params = [p for p in params]
@@ -51,16 +55,51 @@ class MasterWeightAdamW(torch.optim.AdamW):
 
     def _pairs(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         masters = [m for g in self.param_groups for m in g["params"]]
-        return [(p, m) for p, m in zip(self.model_params, masters, strict=True) if m is not p]
+        return list(zip(self.model_params, masters, strict=True))
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:  # type: ignore[override]
-        for p, m in self._pairs():
-            m.grad = None if p.grad is None else p.grad.float()
-        loss = super().step(closure)
-        for p, m in self._pairs():
-            p.copy_(m)  # rounds to the model's dtype
-            m.grad = None  # the fp32 gradient copy is only needed inside the step
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        pairs = self._pairs()
+        # fp32 parameters step with their own gradient, in the first bucket only; AdamW skips any tensor whose
+        # gradient is None, so the others wait with theirs set aside.
+        own = {id(p): p.grad for p, m in pairs if m is p}
+        for p, m in pairs:
+            if m is p:
+                p.grad = None
+        # Bucket by bucket: the fp32 gradient copies of one bucket exist at a time (4 bytes per parameter of the
+        # bucket, not of the model). AdamW is elementwise, so the result is that of one step over all tensors.
+        buckets: list[list[tuple[torch.Tensor, torch.Tensor]]] = [[]]
+        size = 0
+        for pair in pairs:
+            if size >= self.BUCKET_NUMEL:
+                buckets.append([])
+                size = 0
+            buckets[-1].append(pair)
+            size += pair[0].numel()
+        for k, bucket in enumerate(buckets):
+            for p, m in bucket:
+                if m is not p:
+                    m.grad = None if p.grad is None else p.grad.float()
+            if k == 0:
+                for p, m in pairs:
+                    if m is p:
+                        p.grad = own[id(p)]
+            super().step()
+            for p, m in bucket:
+                if m is not p:
+                    p.copy_(m)  # rounds to the model's dtype
+                    m.grad = None
+            if k == 0:
+                for p, m in pairs:
+                    if m is p:
+                        p.grad = None
+        for p, m in pairs:
+            if m is p:
+                p.grad = own[id(p)]  # as a plain AdamW leaves them
         return loss
 
     def zero_grad(self, set_to_none: bool = True) -> None:

@@ -110,3 +110,28 @@ def test_lora_merge_error_measures_bf16_rounding(wide_lm: Path) -> None:
     assert all(p.dtype == torch.float32 for p in merged.parameters())
     assert any(not torch.equal(merged.get_parameter(n.replace("base_model.model.", "").replace(".base_layer", "")),
                                w) for n, w in delta.items())  # fmt: skip
+
+
+def test_bucketed_step_equals_one_step_over_all_parameters(
+    wide_lm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stepping bucket by bucket (the fp32 gradient copies of one bucket at a time) changes no bit; fp32
+    parameters among bf16 ones step once, with their own gradient."""
+    from transformers import AutoModelForCausalLM
+
+    def run() -> list[torch.Tensor]:
+        model = AutoModelForCausalLM.from_pretrained(wide_lm, dtype=torch.bfloat16)
+        model.register_parameter("scale", torch.nn.Parameter(torch.ones(())))  # one fp32 parameter among bf16
+        optimizer, _ = adamw_with_warmup(model, 1e-3, 0.01, 0.0, 3, True)
+        ids = torch.arange(64).reshape(2, 32)
+        for _ in range(3):
+            optimizer.zero_grad()
+            (model(input_ids=ids, labels=ids).loss * model.scale).backward()
+            optimizer.step()
+        assert model.scale.grad is not None and model.scale.dtype == torch.float32  # left, as AdamW does
+        return [m.detach().clone() for m in optimizer.master_state()]
+
+    whole = run()
+    monkeypatch.setattr(MasterWeightAdamW, "BUCKET_NUMEL", 1000)
+    for a, b in zip(run(), whole, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
