@@ -48,6 +48,7 @@ from trainers.checkpoint import (
 from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.heldout import EVAL_KEYS, evaluate
+from trainers.memory_plan import MemoryPlan, MemoryPlanError, device_budget_gib, grpo_plan
 from trainers.optim import adamw_with_warmup
 from trainers.policy import (
     apply_lora,
@@ -302,6 +303,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     acc = _accelerator(config)
     refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
+    check_memory_plan(config, acc.device, world, acc.is_main_process)  # before any model, env or rollout
     seed_everything(config.seed + rank)  # ranks sample differently, start from the same weights
     if config.deterministic:
         torch.use_deterministic_algorithms(True)
@@ -459,6 +461,29 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             keys = ("reward_mean", ("success_rate", *EVAL_KEYS) if eval_seeds else "success_rate")
             plot_curve(log.path, out_dir / "learning_curve.png", keys=keys)
     return {"history": history, "eval": evals, "model": gen.model}
+
+
+def check_memory_plan(config: GRPOConfig, device: Any, world: int = 1, verbose: bool = True) -> MemoryPlan | None:
+    """Print the run's memory plan (:mod:`trainers.memory_plan`) and refuse it when it does not fit the device.
+
+    The budget is ``config.device_memory_gib``, else the CUDA device's memory, else there is no check. Raises
+    :class:`~trainers.memory_plan.MemoryPlanError` naming the part that does not fit. A model whose config cannot
+    be read offline gets no plan (a note says so) unless ``device_memory_gib`` asks for a check.
+    """
+    budget = device_budget_gib(config.device_memory_gib, device)
+    try:
+        memory = grpo_plan(config, world)
+    except (OSError, ValueError) as exc:
+        if config.device_memory_gib is not None:
+            raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
+        if verbose:
+            print(f"memory plan: skipped ({exc})")
+        return None
+    if verbose:
+        print(f"memory plan per device (world size {world}, budget "
+              f"{'none' if budget is None else f'{budget:.1f} GiB'}):\n{memory.table()}")  # fmt: skip
+    memory.check(budget)
+    return memory
 
 
 def refuse_sharded_strategies(distributed_type: Any) -> None:
