@@ -24,8 +24,10 @@ rest is arithmetic, in bytes per device:
   log-prob chunk: ``c * V * (2 + 3 * 4)`` bytes (bf16 head output, fp32 logits, log-softmax and its gradient)
   for ``c`` = ``logprob_chunk_size`` positions x rows, or the whole ``R * T`` completion without chunking
   (``c * V * (2 + 4 * 4)``: the model's own logits, their fp32 copy, scaled copy, log-softmax, entropy);
+* inputs: the step's whole batch, encoded once on the device (a VLM's fp32 pixel values, ``1176`` values per
+  14 x 14 patch over 2 frames and 3 channels);
 * sampling: the KV cache of ``num_envs`` sequences of ``S`` tokens (``2 * L * kv * w`` per token); rollouts and
-  the update do not overlap, so the peak takes the larger of sampling and activations.
+  the update do not overlap, so the peak takes the larger of sampling and activations plus inputs.
 
 Sequence length ``S``: the prompt (:data:`PROMPT_TEXT_TOKENS` text tokens, plus one screenshot for a VLM:
 ``(h / 28) * (w / 28)`` tokens after the processor's resize to at most ``max_pixels``, from the env's viewport)
@@ -75,14 +77,14 @@ class MemoryPlan:
     @property
     def total(self) -> float:
         """The peak: the static part plus the larger of the update's activations and the sampler's KV cache."""
-        return self.static + max(self.parts["activations"], self.parts["sampling"])
+        return self.static + max(self.parts["activations"] + self.parts["inputs"], self.parts["sampling"])
 
     def table(self) -> str:
         """A printable table, in GiB."""
         lines = [f"{'part':<12} {'GiB':>8}  how"]
         for k, v in self.parts.items():
             lines.append(f"{k:<12} {v / GIB:8.2f}  {self.notes.get(k, '')}")
-        lines.append(f"{'total':<12} {self.total / GIB:8.2f}  static + max(activations, sampling)")
+        lines.append(f"{'total':<12} {self.total / GIB:8.2f}  static + max(activations + inputs, sampling)")
         return "\n".join(lines)
 
     def check(self, budget_gib: float | None) -> None:
@@ -184,6 +186,7 @@ def plan(
     reference: bool,
     gradient_checkpointing: bool,
     rows: int,
+    batch_rows: int,
     prompt_text_tokens: int,
     completion_tokens: int,
     viewport: tuple[int, int] | None,
@@ -191,7 +194,8 @@ def plan(
     logprob_chunk_size: int,
     sampling_sequences: int,
 ) -> MemoryPlan:
-    """The memory plan of one device; ``rows``: samples per mini-batch on this device. See the module docstring."""
+    """The memory plan of one device; ``rows``: samples per mini-batch on this device, ``batch_rows``: per
+    optimiser step (encoded at once). See the module docstring."""
     import torch
 
     model = meta_model(model_name)
@@ -263,6 +267,9 @@ def plan(
         f"{r} rows x {seq} tokens ({img_tokens} image + {prompt_text_tokens} text + {completion_tokens} completion), "
         f"checkpointing {'on' if gradient_checkpointing else 'off'}, {chunk_note}"
     )
+    # The step's whole batch is encoded once on the device: a VLM's fp32 pixel values, 3 x 2 x 14 x 14 per patch.
+    parts["inputs"] = float(batch_rows * patches * 1176 * 4)
+    notes["inputs"] = f"the step's {batch_rows} encoded samples' fp32 pixel values" if patches else "token ids only"
     parts["sampling"] = float(sampling_sequences * seq * 2 * layers * kv * w)
     notes["sampling"] = f"KV cache of {sampling_sequences} sequences x {seq} tokens"
     return MemoryPlan(parts, notes)
@@ -275,7 +282,8 @@ def grpo_plan(config: Any, world_size: int = 1) -> MemoryPlan:
         config.model, dtype=config.dtype, lora=config.lora, lora_r=config.lora_r,
         lora_target_modules=config.lora_target_modules, master_weights=config.master_weights,
         reference=config.beta > 0 and not config.lora, gradient_checkpointing=config.gradient_checkpointing,
-        rows=rows, prompt_text_tokens=PROMPT_TEXT_TOKENS, completion_tokens=config.max_new_tokens,
+        rows=rows, batch_rows=max(1, config.batch_size // world_size) * config.max_episode_steps,
+        prompt_text_tokens=PROMPT_TEXT_TOKENS, completion_tokens=config.max_new_tokens,
         viewport=env_viewport(config.env_id, config.env_kwargs), micro_batch_tokens=config.micro_batch_tokens,
         logprob_chunk_size=config.logprob_chunk_size, sampling_sequences=config.num_envs,
     )  # fmt: skip
