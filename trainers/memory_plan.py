@@ -269,7 +269,9 @@ def plan(
     )
     # The step's whole batch is encoded once on the device: a VLM's fp32 pixel values, 3 x 2 x 14 x 14 per patch.
     parts["inputs"] = float(batch_rows * patches * 1176 * 4)
-    notes["inputs"] = f"the step's {batch_rows} encoded samples' fp32 pixel values" if patches else "token ids only"
+    notes["inputs"] = (
+        f"the step's {batch_rows} encoded samples' fp32 pixel values" if patches else "token ids only"
+    )
     parts["sampling"] = float(sampling_sequences * seq * 2 * layers * kv * w)
     notes["sampling"] = f"KV cache of {sampling_sequences} sequences x {seq} tokens"
     return MemoryPlan(parts, notes)
