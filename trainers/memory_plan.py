@@ -291,6 +291,36 @@ def grpo_plan(config: Any, world_size: int = 1) -> MemoryPlan:
     )  # fmt: skip
 
 
+#: Screenshot size assumed for recorded Android data when the config names no env: a 1080 x 2400 phone screen.
+ANDROID_VIEWPORT = (1080, 2400)
+
+
+def ipl_plans(config: Any, viewport: tuple[int, int] | None = None) -> dict[str, MemoryPlan]:
+    """The plans of a :class:`trainers.ipl_config.IPLConfig` run's two stages on one device: the CoaT SFT warm-up
+    (``warmup_sft_batch_size`` rows) and a T-DPO round (``2 * batch_size`` rows: chosen and rejected).
+
+    Neither stage has micro-batches, chunked log-probs or gradient checkpointing, so the whole batch's
+    activations are live at once. After an fp32 LoRA merge (``lora_merge: float32``) a round's frozen base is
+    fp32. ``viewport``: the screenshot size; default the env's, else :data:`ANDROID_VIEWPORT`.
+    """
+    if viewport is None:
+        viewport = (
+            env_viewport(config.env_id, config.env_kwargs) if config.env_id else None
+        ) or ANDROID_VIEWPORT
+    common = dict(lora=config.lora, lora_r=config.lora_r, lora_target_modules=config.lora_target_modules,
+                  master_weights=None, gradient_checkpointing=False, prompt_text_tokens=PROMPT_TEXT_TOKENS,
+                  completion_tokens=config.max_new_tokens, viewport=viewport, micro_batch_tokens=0,
+                  logprob_chunk_size=0)  # fmt: skip
+    rows = config.warmup_sft_batch_size
+    warmup = plan(config.model, dtype=config.dtype, reference=False, rows=rows, batch_rows=rows,
+                  sampling_sequences=0, **common)  # fmt: skip
+    merged = config.lora and config.lora_merge == "float32" and config.warmup_sft_epochs > 0
+    rows = 2 * config.batch_size
+    rounds = plan(config.model, dtype="float32" if merged else config.dtype, reference=not config.lora, rows=rows,
+                  batch_rows=rows, sampling_sequences=config.tree_batch * config.k, **common)  # fmt: skip
+    return {"warm-up SFT": warmup, "T-DPO round": rounds}
+
+
 def device_budget_gib(setting: float | None, device: Any) -> float | None:
     """``setting`` when given, else the CUDA ``device``'s total memory in GiB, else ``None`` (no check)."""
     import torch
@@ -304,19 +334,31 @@ def device_budget_gib(setting: float | None, device: Any) -> float | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m trainers.memory_plan CONFIG.yaml [key=value ...]``: print the plan of a GRPO config."""
+    """``python -m trainers.memory_plan CONFIG.yaml [key=value ...]``: print the plan of a GRPO or IPL config."""
+    import yaml
+
     from trainers.grpo_config import GRPOConfig
+    from trainers.ipl_config import IPLConfig
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("config", help="a GRPO config YAML")
+    parser.add_argument("config", help="a GRPO or IPL config YAML")
     parser.add_argument("overrides", nargs="*", help="key=value overrides")
     parser.add_argument("--world-size", type=int, default=1, help="devices the batch is split over")
+    parser.add_argument("--budget-gib", type=float, default=None, help="check the plan against this many GiB")
     args = parser.parse_args(argv)
+    keys = set(yaml.safe_load(Path(args.config).read_text()) or {})
+    if "rounds" in keys or "warmup_sft_epochs" in keys:
+        ipl = IPLConfig.from_yaml(args.config, args.overrides)
+        for stage, p in ipl_plans(ipl).items():
+            print(f"memory plan of {args.config}, {stage} (per device)")
+            print(p.table())
+            p.check(args.budget_gib)
+        return
     config = GRPOConfig.from_yaml(args.config, args.overrides)
     p = grpo_plan(config, args.world_size)
     print(f"memory plan of {args.config} (per device, world size {args.world_size})")
     print(p.table())
-    budget = config.device_memory_gib
+    budget = args.budget_gib if args.budget_gib is not None else config.device_memory_gib
     if budget is not None:
         p.check(budget)
         print(f"fits device_memory_gib={budget}")

@@ -56,3 +56,11 @@ def test_overflowing_config_is_refused_before_any_env_or_rollout(
         grpo.train(config)
     assert "memory plan per device" in capsys.readouterr().out
     assert not (tmp_path / "metrics.jsonl").exists()
+
+
+def test_ipl_config_plan_prints_both_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    main([str(ROOT / "configs" / "ipl_qwen25vl3b_android.yaml")])
+    out = capsys.readouterr().out
+    assert "warm-up SFT" in out and "T-DPO round" in out
+    # lora_merge: float32: the rounds' frozen base is the fp32 merged policy; the adapter trains in fp32.
+    assert "3.755B params x 4 B" in out and "3.755B params x 2 B" in out
