@@ -835,7 +835,7 @@ def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldO
         resume_here = config.resume and (rdir / "latest").is_file()
         optimise_pairs(cfg, gen, ref, pairs, rdir, resume_here, desc=f"ipl round {r}: T-DPO")
         tmp_dir = out / temp_name("tmp", f"round-{r}-final")
-        save_policy(gen, tmp_dir, config.lora_merge)
+        save_policy(gen, tmp_dir, config.lora_merge, getattr(torch, config.dtype) if config.dtype else None)
         merge_file = tmp_dir / "lora_merge.json"
         merge = json.loads(merge_file.read_text()) if merge_file.is_file() else {}
         install_folder(tmp_dir, rdir / "final")

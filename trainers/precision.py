@@ -185,15 +185,19 @@ def lora_merge_error(model: Any, dtype: torch.dtype | None = None) -> dict[str, 
     }
 
 
-def merge_lora(model: Any, merge_dtype: str) -> tuple[Any, dict[str, float]]:
+def merge_lora(
+    model: Any, merge_dtype: str, measure_dtype: torch.dtype | None = None
+) -> tuple[Any, dict[str, float]]:
     """Merge a ``peft`` adapter into its base model; returns the plain model and :func:`lora_merge_error`.
 
     ``merge_dtype``: ``"float32"`` upcasts the model first, so the merge is exact (``W + delta`` in fp32) and the
     merged weights stay fp32; ``"model"`` merges into the model's own dtype, rounding as the error reports.
+    ``measure_dtype``: the dtype the error is measured for (default: the base weights' own); a run that loads in
+    bf16 measures bf16 even when its base is already fp32.
     """
     if merge_dtype not in ("float32", "model"):
         raise ValueError(f"merge_dtype must be 'float32' or 'model', got {merge_dtype!r}")
-    errors = lora_merge_error(model)
+    errors = lora_merge_error(model, measure_dtype)
     if merge_dtype == "float32":
         model = model.float()
     return model.merge_and_unload(), errors
