@@ -468,12 +468,13 @@ def check_memory_plan(config: GRPOConfig, device: Any, world: int = 1, verbose: 
 
     The budget is ``config.device_memory_gib``, else the CUDA device's memory, else there is no check. Raises
     :class:`~trainers.memory_plan.MemoryPlanError` naming the part that does not fit. A model whose config cannot
-    be read offline gets no plan (a note says so) unless ``device_memory_gib`` asks for a check.
+    be read offline, or whose architecture the plan does not know, gets no plan (a note says so) unless
+    ``device_memory_gib`` asks for a check.
     """
     budget = device_budget_gib(config.device_memory_gib, device)
     try:
         memory = grpo_plan(config, world)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, AttributeError, KeyError, TypeError) as exc:  # an architecture the plan cannot read
         if config.device_memory_gib is not None:
             raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
         if verbose:
