@@ -48,13 +48,14 @@ from trainers.checkpoint import (
 from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.heldout import EVAL_KEYS, evaluate
-from trainers.memory_plan import MemoryPlan, MemoryPlanError, device_budget_gib, grpo_plan
+from trainers.memory_plan import check_memory_plan
 from trainers.optim import adamw_with_warmup
 from trainers.policy import (
     apply_lora,
     completion_logprobs,
     encode_batch,
     resolve_output_format,
+    split_by_tokens,
     trainable_state,
 )
 from trainers.reward_fns import make_reward_env
@@ -463,30 +464,6 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     return {"history": history, "eval": evals, "model": gen.model}
 
 
-def check_memory_plan(config: GRPOConfig, device: Any, world: int = 1, verbose: bool = True) -> MemoryPlan | None:
-    """Print the run's memory plan (:mod:`trainers.memory_plan`) and refuse it when it does not fit the device.
-
-    The budget is ``config.device_memory_gib``, else the CUDA device's memory, else there is no check. Raises
-    :class:`~trainers.memory_plan.MemoryPlanError` naming the part that does not fit. A model whose config cannot
-    be read offline, or whose architecture the plan does not know, gets no plan (a note says so) unless
-    ``device_memory_gib`` asks for a check.
-    """
-    budget = device_budget_gib(config.device_memory_gib, device)
-    try:
-        memory = grpo_plan(config, world)
-    except (OSError, ValueError, AttributeError, KeyError, TypeError) as exc:  # an architecture the plan cannot read
-        if config.device_memory_gib is not None:
-            raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
-        if verbose:
-            print(f"memory plan: skipped ({exc})")
-        return None
-    if verbose:
-        print(f"memory plan per device (world size {world}, budget "
-              f"{'none' if budget is None else f'{budget:.1f} GiB'}):\n{memory.table()}")  # fmt: skip
-    memory.check(budget)
-    return memory
-
-
 def refuse_sharded_strategies(distributed_type: Any) -> None:
     """Stop before any work when ``accelerate launch`` asks for FSDP or DeepSpeed.
 
@@ -518,39 +495,6 @@ def _accelerator(config: GRPOConfig) -> Any:
     if AcceleratorState._shared_state and AcceleratorState().mixed_precision != wanted:
         AcceleratorState._reset_state()
     return Accelerator(cpu=config.device == "cpu", mixed_precision=wanted)
-
-
-def split_by_tokens(
-    rows: list[int],
-    prompt_lens: Sequence[int],
-    comp_lens: Sequence[int],
-    budget: int,
-    width: tuple[int, int] | None = None,
-) -> list[list[int]]:
-    """``rows`` in order, cut into micro-batches of at most ``budget`` padded tokens (``budget`` 0: one part).
-
-    A micro-batch of rows ``R`` costs ``|R| * (max_R prompt + max_R completion)`` tokens, or ``|R| * (P + T)``
-    with a fixed ``width = (P, T)`` (a text batch sliced from the full batch keeps its padding). A row that
-    alone exceeds the budget forms a micro-batch of its own.
-
-    >>> split_by_tokens([0, 1, 2, 3], [4, 4, 8, 2], [2, 2, 2, 2], 12)
-    [[0, 1], [2], [3]]
-    """
-    if budget <= 0:
-        return [list(rows)]
-    parts: list[list[int]] = []
-    cur: list[int] = []
-    p_max = t_max = 0
-    for r in rows:
-        p, t = width if width is not None else (max(p_max, prompt_lens[r]), max(t_max, comp_lens[r]))
-        if cur and (len(cur) + 1) * (p + t) > budget:
-            parts.append(cur)
-            cur, p_max, t_max = [], 0, 0
-            p, t = width if width is not None else (prompt_lens[r], comp_lens[r])
-        cur.append(r)
-        p_max, t_max = p, t
-    parts.append(cur)
-    return parts
 
 
 def update(

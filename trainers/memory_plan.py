@@ -334,6 +334,34 @@ def device_budget_gib(setting: float | None, device: Any) -> float | None:
     return None
 
 
+#: What reading a model the plan cannot handle raises (no config offline, an architecture without the fields).
+_UNPLANNABLE = (OSError, ValueError, AttributeError, KeyError, TypeError)
+
+
+def check_memory_plan(config: Any, device: Any, world: int = 1, verbose: bool = True) -> MemoryPlan | None:
+    """Print a GRPO run's memory plan and refuse it when it does not fit the device (``config``: a GRPOConfig).
+
+    The budget is ``config.device_memory_gib``, else the CUDA device's memory, else there is no check. Raises
+    :class:`~trainers.memory_plan.MemoryPlanError` naming the part that does not fit. A model whose config cannot
+    be read offline, or whose architecture the plan does not know, gets no plan (a note says so) unless
+    ``device_memory_gib`` asks for a check.
+    """
+    budget = device_budget_gib(config.device_memory_gib, device)
+    try:
+        memory = grpo_plan(config, world)
+    except _UNPLANNABLE as exc:
+        if config.device_memory_gib is not None:
+            raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
+        if verbose:
+            print(f"memory plan: skipped ({exc})")
+        return None
+    if verbose:
+        shown = "none" if budget is None else f"{budget:.1f} GiB"
+        print(f"memory plan per device (world size {world}, budget {shown}):\n{memory.table()}")
+    memory.check(budget)
+    return memory
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m trainers.memory_plan CONFIG.yaml [key=value ...]``: print the plan of a GRPO or IPL config."""
     import yaml

@@ -165,6 +165,39 @@ def _chunked_logprobs(
     return torch.cat(parts, dim=1), (torch.cat(ents, dim=1) if with_entropy else None)
 
 
+def split_by_tokens(
+    rows: list[int],
+    prompt_lens: Sequence[int],
+    comp_lens: Sequence[int],
+    budget: int,
+    width: tuple[int, int] | None = None,
+) -> list[list[int]]:
+    """``rows`` in order, cut into micro-batches of at most ``budget`` padded tokens (``budget`` 0: one part).
+
+    A micro-batch of rows ``R`` costs ``|R| * (max_R prompt + max_R completion)`` tokens, or ``|R| * (P + T)``
+    with a fixed ``width = (P, T)`` (a text batch sliced from the full batch keeps its padding). A row that
+    alone exceeds the budget forms a micro-batch of its own.
+
+    >>> split_by_tokens([0, 1, 2, 3], [4, 4, 8, 2], [2, 2, 2, 2], 12)
+    [[0, 1], [2], [3]]
+    """
+    if budget <= 0:
+        return [list(rows)]
+    parts: list[list[int]] = []
+    cur: list[int] = []
+    p_max = t_max = 0
+    for r in rows:
+        p, t = width if width is not None else (max(p_max, prompt_lens[r]), max(t_max, comp_lens[r]))
+        if cur and (len(cur) + 1) * (p + t) > budget:
+            parts.append(cur)
+            cur, p_max, t_max = [], 0, 0
+            p, t = width if width is not None else (prompt_lens[r], comp_lens[r])
+        cur.append(r)
+        p_max, t_max = p, t
+    parts.append(cur)
+    return parts
+
+
 def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
     from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""

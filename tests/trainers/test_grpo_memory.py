@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from trainers.grpo import Sample, _accelerator, split_by_tokens, update
+from trainers.grpo import Sample, _accelerator, update
 from trainers.grpo_config import LOSS_AGGREGATIONS, GRPOConfig
-from trainers.policy import completion_logprobs, encode_batch
+from trainers.policy import completion_logprobs, encode_batch, split_by_tokens
 
 
 @pytest.fixture(scope="module")
