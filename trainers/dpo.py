@@ -24,6 +24,7 @@ first step, every ``eval_every`` steps and after the last.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from trainers.policy import (
     encode_batch,
     resolve_output_format,
 )
+from trainers.precision import merge_lora
 from trainers.run_log import RunLog, plot_curve
 
 
@@ -337,15 +339,24 @@ def load_policy(config: Any, model_path: str | Path) -> tuple[Any, Any]:
     return gen, ref
 
 
-def save_policy(gen: Any, path: str | Path) -> Path:
+def save_policy(gen: Any, path: str | Path, merge_dtype: str = "model", measure_dtype: Any = None) -> Path:
     """Save the policy as a plain model folder (a LoRA adapter is merged in first, so the next round or user
-    loads it like any checkpoint)."""
+    loads it like any checkpoint).
+
+    ``merge_dtype`` (:func:`trainers.precision.merge_lora`): ``"model"`` merges into the weights' own dtype,
+    ``"float32"`` merges exactly and saves fp32 weights. What a merge into the model's dtype loses is written
+    beside the weights, ``lora_merge.json`` (``merge_rel_err``: the fraction of the adapter's update lost; in
+    ``measure_dtype``, default the weights' own).
+    """
     model = gen.model
+    errors = None
     if hasattr(model, "merge_and_unload"):
-        model = model.merge_and_unload()
+        model, errors = merge_lora(model, merge_dtype, measure_dtype)
         gen.model = model
     model.save_pretrained(path)
     gen.processor.save_pretrained(path)
+    if errors is not None:
+        (Path(path) / "lora_merge.json").write_text(json.dumps({"merge_dtype": merge_dtype, **errors}))
     return Path(path)
 
 

@@ -19,6 +19,7 @@ are averaged across ranks. FSDP and DeepSpeed launches are refused (:func:`refus
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
@@ -47,12 +48,14 @@ from trainers.checkpoint import (
 from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.heldout import EVAL_KEYS, evaluate
+from trainers.memory_plan import check_memory_plan
 from trainers.optim import adamw_with_warmup
 from trainers.policy import (
     apply_lora,
     completion_logprobs,
     encode_batch,
     resolve_output_format,
+    split_by_tokens,
 )
 from trainers.reward_fns import make_reward_env
 from trainers.rollout import RolloutConfig, collect_groups, make_workers
@@ -316,6 +319,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     acc = _accelerator(config)
     refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
+    check_memory_plan(config, acc.device, world, acc.is_main_process)  # before any model, env or rollout
     seed_everything(config.seed + rank)  # ranks sample differently, start from the same weights
     if config.deterministic:
         torch.use_deterministic_algorithms(True)
@@ -336,7 +340,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         ref_model = _load_model(config.model, gen.supports_images, gen.model.dtype, False).to(acc.device).eval()
         ref_model.requires_grad_(False)
     optimizer, scheduler = adamw_with_warmup(
-        model, config.learning_rate, config.weight_decay, config.warmup_ratio, config.num_steps
+        model, config.learning_rate, config.weight_decay, config.warmup_ratio, config.num_steps, config.master_weights
     )
     model, optimizer = acc.prepare(model, optimizer)
     gen.model = acc.unwrap_model(model)  # generation runs on the unwrapped module; DDP shares its weights
@@ -538,6 +542,26 @@ def update(
     # mini-batches are encoded afresh.
     rows_of = encode if images else full.select
     t_max = full.completion_ids.shape[1]
+    chunk = config.logprob_chunk_size
+    # Micro-batch costs in padded tokens: a text slice keeps the full batch's width, a re-encoded VLM batch
+    # pads to its own longest prompt and completion.
+    prompt_lens = full.inputs["attention_mask"][:, : full.prompt_len].sum(-1).tolist()
+    comp_lens = [len(s.token_ids) for s in samples]
+    width = None if images else (full.prompt_len, t_max)
+
+    def micro(rows: list[int]) -> list[list[int]]:
+        return split_by_tokens(rows, prompt_lens, comp_lens, config.micro_batch_tokens, width)
+
+    def no_grad_logprobs(policy: Any) -> torch.Tensor:
+        """``(B, T)`` log-probs of all samples under ``policy``, micro-batch by micro-batch."""
+        out = torch.zeros((len(samples), t_max), device=full.completion_ids.device)
+        with torch.no_grad():
+            for rows in micro(list(range(len(samples)))):
+                mb = full if len(rows) == len(samples) else rows_of(rows)
+                lp = completion_logprobs(policy, mb, config.temperature, chunk_size=chunk)[0]
+                out[rows, : lp.shape[1]] = lp
+        return out
+
     # Old log-probs: the sampler's own when it drew from softmax(logits) untouched, else recomputed. vLLM's are
     # never the old log-probs (its kernels are not the trainer's, so the ratio would not start at 1); they are
     # compared with the recomputed ones instead (trainers.sampler_stats).
@@ -546,20 +570,18 @@ def update(
         for i, s in enumerate(samples):
             old[i, : len(s.logprobs)] = torch.as_tensor(s.logprobs)  # type: ignore[arg-type]
     else:
-        with torch.no_grad():
-            old = completion_logprobs(gen.model, full, config.temperature)[0]  # (B, T)
+        old = no_grad_logprobs(gen.model)  # (B, T)
     mismatch = {}
     if config.decoder == "vllm" and all(s.logprobs is not None for s in samples):
         sampled = padded_logprobs([s.logprobs for s in samples], t_max, old.device)  # type: ignore[misc]
         mismatch = logprob_mismatch(sampled, old, full.completion_mask)
     ref = None
     if config.beta > 0:
-        with torch.no_grad():
-            if config.lora:
-                with gen.model.disable_adapter():  # the LoRA reference: the frozen base model
-                    ref = completion_logprobs(gen.model, full, config.temperature)[0]
-            else:
-                ref = completion_logprobs(ref_model, full, config.temperature)[0]
+        if config.lora:
+            with gen.model.disable_adapter():  # the LoRA reference: the frozen base model
+                ref = no_grad_logprobs(gen.model)
+        else:
+            ref = no_grad_logprobs(ref_model)
     adv = torch.zeros((len(samples), t_max), device=old.device)  # (B, T): per-sequence values broadcast
     for i, s in enumerate(samples):
         a = torch.as_tensor(np.asarray(s.advantage, dtype=np.float32), device=old.device)
@@ -574,24 +596,41 @@ def update(
         perm = torch.randperm(len(samples)).tolist()
         for k in range(0, len(samples), size):
             rows = perm[k : k + size]
-            mb = rows_of(rows)
-            t = mb.completion_ids.shape[1]
-            logp, ent = completion_logprobs(model, mb, config.temperature, with_entropy=True)  # (b, T)
-            loss, st = grpo_loss(
-                logp, old[rows, :t], adv[rows, :t], mb.completion_mask,
-                eps_low=config.eps_low, eps_high=config.eps_high, beta=config.beta,
-                ref_logp=ref[rows, :t] if ref is not None else None,
-                loss_agg=config.loss_agg, max_len=config.max_new_tokens,
-            )  # fmt: skip
+            # Gradient accumulation over micro-batches: each micro-batch's loss is weighted by its share of the
+            # mini-batch's normaliser (masked tokens for token-mean, sequences otherwise), so the summed
+            # gradients equal the gradient of the mini-batch's loss taken in one pass.
+            n_tok = sum(comp_lens[r] for r in rows)
+            parts = micro(rows)
             optimizer.zero_grad(set_to_none=True)
-            acc.backward(loss)
+            st_sum: dict[str, float] = {}
+            loss_sum, ent_sum = 0.0, 0.0
+            for j, mrows in enumerate(parts):
+                mb = rows_of(mrows)
+                t = mb.completion_ids.shape[1]
+                logp, ent = completion_logprobs(model, mb, config.temperature, with_entropy=True, chunk_size=chunk)
+                loss, st = grpo_loss(
+                    logp, old[mrows, :t], adv[mrows, :t], mb.completion_mask,
+                    eps_low=config.eps_low, eps_high=config.eps_high, beta=config.beta,
+                    ref_logp=ref[mrows, :t] if ref is not None else None,
+                    loss_agg=config.loss_agg, max_len=config.max_new_tokens,
+                )  # fmt: skip
+                m_tok = sum(comp_lens[r] for r in mrows)
+                share = m_tok / n_tok if config.loss_agg == "token-mean" else len(mrows) / len(rows)
+                if len(parts) > 1:
+                    loss = loss * share
+                # DDP averages gradients once, after the last micro-batch's backward.
+                with acc.no_sync(model) if j < len(parts) - 1 else contextlib.nullcontext():
+                    acc.backward(loss)
+                loss_sum += float(loss.detach())
+                ent_sum += float(ent[mb.completion_mask.bool()].sum()) if ent is not None else float("nan")
+                for key, v in st.items():  # token-weighted, as the statistics are means over tokens
+                    st_sum[key] = st_sum.get(key, 0.0) + v * m_tok / n_tok
             if config.max_grad_norm > 0:
                 acc.clip_grad_norm_(model.parameters(), config.max_grad_norm)
             optimizer.step()
-            m = mb.completion_mask.bool()
-            st["entropy"] = float(ent[m].mean()) if ent is not None else float("nan")
-            st["loss"] = float(loss.detach())
-            for key, v in st.items():
+            st_sum["entropy"] = ent_sum / n_tok
+            st_sum["loss"] = loss_sum
+            for key, v in st_sum.items():
                 sums[key] = sums.get(key, 0.0) + v
             n_updates += 1
     model.eval()

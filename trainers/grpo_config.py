@@ -172,6 +172,26 @@ class GRPOConfig:
     ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
     log only. Names follow TRL's (``train/reward``, ``train/kl``...; the table is in :mod:`trainers.run_log`)."""
 
+    # --- precision and memory ---
+    master_weights: bool | None = None
+    """Keep fp32 master weights for bf16 / fp16 trainable parameters (``trainers.precision.MasterWeightAdamW``):
+    AdamW steps the fp32 copy, the model keeps computing in its dtype. ``None`` (default): on when the trainable
+    parameters are bf16 or fp16. Costs 4 bytes per trainable parameter (14 GiB for the 3.75B Qwen2.5-VL-3B;
+    ``python -m trainers.memory_plan``); without it, 10 steps at lr 1e-6 move about 2% of bf16 weights (``tests/trainers/test_precision.py``)."""
+    micro_batch_tokens: int = 0
+    """Split each mini-batch into micro-batches of at most this many (prompt + completion, padded) tokens and
+    accumulate their gradients before the optimiser step; the gradient equals the one-pass gradient for every
+    ``loss_agg``. A sample longer than the budget forms a micro-batch of its own. 0 (default): one pass."""
+    logprob_chunk_size: int = 1024
+    """Completion positions whose logits are materialised at once: the chosen-token log-probs (and the entropy)
+    are computed chunk by chunk from the final hidden states through the LM head, each chunk's fp32 logits
+    recomputed in the backward pass (activation checkpointing), so no ``(B, T, V)`` fp32 tensor exists.
+    0: the whole ``(B, T, V)`` at once (the fastest on tiny models)."""
+    device_memory_gib: float | None = None
+    """Memory one device has for training, in GiB (2**30 bytes); the memory plan (``trainers.memory_plan``) must
+    fit it or the run is refused before any env or rollout. ``None`` (default): the CUDA device's memory when
+    there is one, else no check (the plan is still printed)."""
+
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
             if not ok:
@@ -221,6 +241,13 @@ class GRPOConfig:
              f"dtype={self.dtype!r}: use bfloat16, float16, float32 or null")  # fmt: skip
         need(not (self.step_rewards and self.estimator == "sca"),
              "step_rewards=true with estimator='sca': SCA credits one click per rollout; use step_rewards=false")  # fmt: skip
+        need(self.master_weights in (None, True, False), f"master_weights must be true, false or null, got {self.master_weights!r}")
+        need(isinstance(self.micro_batch_tokens, int) and self.micro_batch_tokens >= 0,
+             f"micro_batch_tokens must be an int >= 0 (0: off), got {self.micro_batch_tokens!r}")  # fmt: skip
+        need(isinstance(self.logprob_chunk_size, int) and self.logprob_chunk_size >= 0,
+             f"logprob_chunk_size must be an int >= 0 (0: no chunking), got {self.logprob_chunk_size!r}")  # fmt: skip
+        need(self.device_memory_gib is None or self.device_memory_gib > 0,
+             f"device_memory_gib must be > 0 or null (the CUDA device's), got {self.device_memory_gib!r}")  # fmt: skip
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)

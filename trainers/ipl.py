@@ -62,6 +62,7 @@ from trainers.dpo import (
 from trainers.heldout import check_no_overlap, resolve_seeds
 from trainers.ipl_config import IPLConfig
 from trainers.ipl_instructions import Screen, element_name, evolve, load_hook, role_word
+from trainers.precision import merge_lora
 from trainers.run_log import RunLog, plot_curve, read_log
 from trainers.sft import SFTSample, train_sft
 from trainers.sft_config import SFTConfig
@@ -750,8 +751,18 @@ def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
     if hasattr(trained, "merge_and_unload"):  # a LoRA warm-up: rounds load a plain model, not an adapter
         for name in ("adapter_config.json", "adapter_model.safetensors"):
             (final / name).unlink(missing_ok=True)
-        trained.merge_and_unload().save_pretrained(final)
+        merged, errors = merge_lora(trained, config.lora_merge)
+        merged.save_pretrained(final)
+        (final / "lora_merge.json").write_text(json.dumps({"merge_dtype": config.lora_merge, **errors}))
     return final
+
+
+def _policy_config(config: IPLConfig) -> IPLConfig:
+    """The config a round loads its policy with: with fp32 LoRA merges, the policy's saved dtype (fp32 after a
+    merge; the model's own before any), so that loading does not round away what the merge kept."""
+    if config.lora and config.lora_merge == "float32":
+        return dataclasses.replace(config, dtype=None)
+    return config
 
 
 def train_ipl(config: IPLConfig) -> dict[str, Any]:
@@ -780,7 +791,7 @@ def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldO
     records = done[:]
     gen = None
     if held is not None:
-        seed_gen, _ = load_policy(dataclasses.replace(config, lora=False), policy)
+        seed_gen, _ = load_policy(dataclasses.replace(_policy_config(config), lora=False), policy)
         pairs_file = out / "heldout_pairs.parquet"
         if config.resume and pairs_file.is_file():
             held.pairs = load_pairs(pairs_file)
@@ -802,7 +813,7 @@ def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldO
         cfg = config
         if r > 1 and config.later_learning_rate is not None:
             cfg = dataclasses.replace(config, learning_rate=config.later_learning_rate)
-        gen, ref = load_policy(cfg, policy)
+        gen, ref = load_policy(_policy_config(cfg), policy)
         pairs_file, sampling_file = rdir / "pairs.parquet", rdir / "sampling.json"
         if not (config.resume and sampling_file.is_file()):
             pairs, sampling = sample_round(cfg, gen, jobs, r)
@@ -824,11 +835,14 @@ def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldO
         resume_here = config.resume and (rdir / "latest").is_file()
         optimise_pairs(cfg, gen, ref, pairs, rdir, resume_here, desc=f"ipl round {r}: T-DPO")
         tmp_dir = out / temp_name("tmp", f"round-{r}-final")
-        save_policy(gen, tmp_dir)
+        save_policy(gen, tmp_dir, config.lora_merge, getattr(torch, config.dtype) if config.dtype else None)
+        merge_file = tmp_dir / "lora_merge.json"
+        merge = json.loads(merge_file.read_text()) if merge_file.is_file() else {}
         install_folder(tmp_dir, rdir / "final")
         full = read_log(rdir / "metrics.jsonl") if (rdir / "metrics.jsonl").exists() else []
         record = {"step": r, "sampler": str(policy), **sampling, "train_steps": len(full),
-                  **{f"{k}_last": full[-1][k] for k in ("loss", "reward_margin", "accuracy") if full}}  # fmt: skip
+                  **{f"{k}_last": full[-1][k] for k in ("loss", "reward_margin", "accuracy") if full},
+                  **{k: v for k, v in merge.items() if k.startswith("merge_") and k != "merge_dtype"}}  # fmt: skip
         if held is not None:
             rec = evaluate_heldout(config, gen, held, r)
             record.update({k: v for k, v in rec.items() if k != "step"})

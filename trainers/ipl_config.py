@@ -118,6 +118,14 @@ class IPLConfig:
     """LoRA scaling numerator."""
     lora_target_modules: str | list[str] = "all-linear"
     """Modules LoRA wraps."""
+    lora_merge: str = "float32"
+    """How the warm-up's and each round's adapter is merged into the saved policy (``trainers.precision``):
+    ``float32`` (default) merges exactly into an fp32 copy of the weights, saves the policy in fp32, and the
+    next round loads it as saved (the frozen base then costs 4 instead of 2 bytes per parameter, with no gradient
+    or optimiser state for it); ``model`` merges into the load ``dtype``, which in bf16 rounds away most of a
+    small adapter's update (70% of it in ``tests/trainers/test_precision.py``). Either way the loss a merge into
+    the load dtype would have is measured and logged (``merge_rel_err`` in ``rounds.jsonl`` and
+    ``lora_merge.json`` beside the weights)."""
     dtype: str | None = None
     """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None``."""
     device: str | None = None
@@ -170,6 +178,8 @@ class IPLConfig:
             raise ConfigError(
                 f"instruction_evolution lists levels 1, 2, 3 at most once each, got {self.instruction_evolution}"
             )
+        if self.lora_merge not in ("float32", "model"):
+            raise ConfigError(f"lora_merge must be 'float32' or 'model', got {self.lora_merge!r}")
         if self.prompt_style not in ("paper", "compact"):
             raise ConfigError(f"prompt_style must be 'paper' or 'compact', got {self.prompt_style!r}")
         if not self.temperature > 0:

@@ -12,20 +12,32 @@ import numpy as np
 import torch
 
 from trainers.checkpoint import latest_checkpoint, load_checkpoint, load_model_weights, set_rng_state
+from trainers.precision import MasterWeightAdamW, wants_master_weights
 
 
 def adamw_with_warmup(
-    model: torch.nn.Module, learning_rate: float, weight_decay: float, warmup_ratio: float, total_steps: int
+    model: torch.nn.Module,
+    learning_rate: float,
+    weight_decay: float,
+    warmup_ratio: float,
+    total_steps: int,
+    master_weights: bool | None = None,
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW over the trainable parameters, and a schedule that rises linearly over the first
-    ``warmup_ratio * total_steps`` optimiser steps (at least one when the ratio is positive), then stays flat."""
+    ``warmup_ratio * total_steps`` optimiser steps (at least one when the ratio is positive), then stays flat.
+
+    ``master_weights``: step fp32 master copies of bf16 / fp16 parameters
+    (:class:`trainers.precision.MasterWeightAdamW`, +4 bytes per trainable parameter); ``None`` (default) turns
+    them on when any trainable parameter is bf16 or fp16, where AdamW's small steps would otherwise round away.
+    """
     params = [p for p in model.parameters() if p.requires_grad]
+    cls = MasterWeightAdamW if wants_master_weights(params, master_weights) else torch.optim.AdamW
     try:
         # The fused kernel (CPU and GPU), as Hugging Face's Trainer and TRL use by default: one pass over all
         # parameters instead of a loop of small ops per tensor (0.2 against 1.0 ms a step on the tiny test model).
-        optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay, fused=True)
+        optimizer = cls(params, lr=learning_rate, weight_decay=weight_decay, fused=True)
     except (RuntimeError, TypeError):  # a device or dtype without the fused kernel
-        optimizer = torch.optim.AdamW(params, lr=learning_rate, weight_decay=weight_decay)
+        optimizer = cls(params, lr=learning_rate, weight_decay=weight_decay)
     warmup = max(1, int(warmup_ratio * total_steps)) if warmup_ratio > 0 else 0
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
     return optimizer, scheduler

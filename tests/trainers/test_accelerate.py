@@ -44,8 +44,10 @@ def _config(model: Path, out: Path, **kw: object) -> dict[str, object]:
     return {**cfg, **kw}
 
 
-def test_two_processes_two_steps_identical_weights(tiny_lm_path: Path, tmp_path: Path) -> None:
-    _launch(_config(tiny_lm_path, tmp_path / "run"), tmp_path / "c.yaml")
+# micro_batch_tokens=1: one sample per micro-batch, gradients accumulated without DDP's all-reduce until the last.
+@pytest.mark.parametrize("extra", [{}, {"micro_batch_tokens": 1}], ids=["one-pass", "micro-batches"])
+def test_two_processes_two_steps_identical_weights(tiny_lm_path: Path, tmp_path: Path, extra: dict) -> None:
+    _launch(_config(tiny_lm_path, tmp_path / "run", **extra), tmp_path / "c.yaml")
     a = torch.load(tmp_path / "run/weights-rank0.pt")
     b = torch.load(tmp_path / "run/weights-rank1.pt")
     from safetensors.torch import load_file

@@ -45,10 +45,14 @@ def _weights(run: Path) -> dict[str, torch.Tensor]:
     return load_file(run / "final" / "model.safetensors")
 
 
-def test_kill_9_and_resume_matches_an_uninterrupted_run(tmp_path: Path, tiny_lm_path: Path) -> None:
-    whole = _popen(_config(tmp_path, tiny_lm_path, "whole"))
+# bf16: the optimiser steps fp32 master weights (trainers.precision), which the checkpoint must carry.
+@pytest.mark.parametrize("overrides", [(), ("dtype=bfloat16", "master_weights=true")], ids=["fp32", "bf16-master"])
+def test_kill_9_and_resume_matches_an_uninterrupted_run(
+    tmp_path: Path, tiny_lm_path: Path, overrides: tuple[str, ...]
+) -> None:
+    whole = _popen(_config(tmp_path, tiny_lm_path, "whole"), *overrides)
     killed_cfg = _config(tmp_path, tiny_lm_path, "killed")
-    victim = _popen(killed_cfg)
+    victim = _popen(killed_cfg, *overrides)
     pointer = tmp_path / "killed" / "latest"
     deadline = time.time() + 240
     while not (pointer.exists() and pointer.read_text().strip() >= "checkpoint-000003"):
@@ -58,7 +62,7 @@ def test_kill_9_and_resume_matches_an_uninterrupted_run(tmp_path: Path, tiny_lm_
     assert victim.wait() == -signal.SIGKILL
     done_at_kill = int(pointer.read_text().strip().split("-")[1])
     assert done_at_kill < 12
-    resumed = _popen(killed_cfg, "resume=true")
+    resumed = _popen(killed_cfg, *overrides, "resume=true")
     assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
     assert whole.wait(timeout=300) == 0, whole.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
 

@@ -407,3 +407,29 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
     for rec in run["heldout"]:
         assert rec["eval_episodes"] == 2 and 0.0 <= rec["eval_greedy_success"] <= 1.0
         assert 0.0 <= rec["eval_step_accuracy"] <= 1.0
+
+
+def test_lora_rounds_merge_in_fp32_and_log_what_bf16_would_lose(
+    tiny_lm_path: Path, android_demos: Path, tmp_path: Path
+) -> None:
+    """``lora_merge: float32`` (default): the bf16 warm-up's adapter is merged exactly, the policy is saved and
+    loaded in fp32, and the loss a bf16 merge would have is logged (``merge_rel_err``)."""
+    from safetensors.torch import load_file
+
+    from trainers.ipl import train_ipl
+    from trainers.ipl_config import IPLConfig
+
+    torch.set_num_threads(1)
+    cfg = IPLConfig(**_ipl_cfg(tmp_path, tiny_lm_path, android_demos, "run", rounds=1, warmup_sft_epochs=1,  # type: ignore[arg-type]
+                               warmup_sft_batch_size=16, warmup_sft_learning_rate=1e-3, lora=True, lora_r=4,
+                               lora_alpha=8, dtype="bfloat16"))  # fmt: skip
+    out = train_ipl(cfg)
+    run = tmp_path / "run"
+    warm = json.loads((run / "warmup" / "final" / "lora_merge.json").read_text())
+    (record,) = [json.loads(x) for x in (run / "rounds.jsonl").read_text().splitlines()]
+    print(f"bf16 merge would lose: warm-up {warm['merge_rel_err']:.3f}, round 1 {record['merge_rel_err']:.3f}")
+    assert warm["merge_dtype"] == "float32" and 0 < warm["merge_rel_err"] <= 1.5
+    assert record["merge_rel_err"] > 0.01 and record["merge_delta_norm"] > 0  # measured for bf16, not the fp32 base
+    for d in ("warmup", "round-1"):
+        assert all(w.dtype == torch.float32 for w in load_file(run / d / "final" / "model.safetensors").values())
+    assert next(out["model"].parameters()).dtype == torch.float32
