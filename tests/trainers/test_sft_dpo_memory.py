@@ -17,7 +17,7 @@ from trainers.config_io import ConfigError
 from trainers.dpo import PairSample, load_policy, optimise_pairs, pair_micro_batches, pairs_backward
 from trainers.dpo_config import DPOConfig
 from trainers.ipl_config import IPLConfig
-from trainers.policy import enable_activation_checkpointing, prompt_lengths
+from trainers.policy import enable_activation_checkpointing, prompt_lengths, split_by_tokens
 from trainers.sft import sft_backward
 from trainers.sft_config import SFTConfig
 
@@ -58,8 +58,6 @@ def test_sft_micro_batches_accumulate_the_one_pass_gradient(gen: Any) -> None:
         assert s_got["loss"] == pytest.approx(s_whole["loss"], abs=1e-5)
         assert s_got["token_acc"] == pytest.approx(s_whole["token_acc"], abs=1e-6)
     # The budgets did split the batch: whole-batch normalisation per micro-batch would have failed above.
-    from trainers.policy import split_by_tokens
-
     assert len(split_by_tokens(list(range(8)), lens, [len(a) for a in answers], budget)) > 1
 
 
@@ -154,3 +152,33 @@ def test_ipl_warmup_gets_the_memory_fields(monkeypatch: pytest.MonkeyPatch, tmp_
         ipl._warmup(cfg, tmp_path, [])
     sft = seen["config"]
     assert (sft.micro_batch_tokens, sft.logprob_chunk_size, sft.gradient_checkpointing) == (4096, 512, True)
+
+
+def test_vlm_micro_batches_encode_apart_and_accumulate_the_one_pass_gradient(tmp_path: Path) -> None:
+    """A VLM's micro-batches are encoded on their own (image tensors do not slice by row); their costs come from
+    each prompt's length with its screenshot's image tokens, measured on the CPU row by row."""
+    from agents.hf_agent import HFGenerator
+    from agents.tiny_models import build_vlm
+    from trainers.policy import encode_batch
+
+    torch.manual_seed(0)
+    gen = HFGenerator(str(build_vlm(tmp_path / "vlm", "tiny")), device="cpu")
+    g = torch.Generator().manual_seed(0)
+    shots = [torch.randint(0, 255, (h, w, 3), dtype=torch.uint8, generator=g).numpy()
+             for h, w in ((56, 56), (112, 56), (56, 84), (84, 84))]  # fmt: skip
+    words = ["click a", "click the cell named e", "go", "type hello"]
+    prompts = [gen.prompt_text([{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": w}]}])
+               for w in words]  # fmt: skip
+    images = [[s] for s in shots]
+    answers = [torch.randint(10, 200, (1 + 2 * i,), generator=g).tolist() for i in range(4)]
+    lens = prompt_lengths(gen, prompts, images)
+    full = encode_batch(gen, prompts, answers, images)
+    assert lens == full.inputs["attention_mask"][:, : full.prompt_len].sum(-1).tolist()
+    assert len(set(lens)) > 1  # the screenshots' sizes give unequal image token counts
+    whole, s_whole = _grads(gen.model, lambda: sft_backward(gen.model, gen, prompts, answers, images))
+    budget = 2 * (max(lens) + 7)
+    assert len(split_by_tokens(list(range(4)), lens, [len(a) for a in answers], budget)) > 1
+    got, s_got = _grads(gen.model, lambda: sft_backward(gen.model, gen, prompts, answers, images, budget, 3))
+    for a, b in zip(got, whole, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
+    assert s_got["loss"] == pytest.approx(s_whole["loss"], abs=1e-5)
