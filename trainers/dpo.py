@@ -39,12 +39,15 @@ from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.config_io import ConfigError
 from trainers.dpo_config import DPOConfig
 from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
-from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
+from trainers.optim import adamw_with_warmup, epoch_rows, resume_latest, step_accumulated
 from trainers.policy import (
     apply_lora,
     completion_logprobs,
+    enable_activation_checkpointing,
     encode_batch,
+    prompt_lengths,
     resolve_output_format,
+    split_by_tokens,
 )
 from trainers.precision import merge_lora
 from trainers.run_log import RunLog, plot_curve
@@ -144,38 +147,96 @@ def completion_ids(gen: Any, text: str) -> list[int]:
     return gen.tokenizer(text, add_special_tokens=False)["input_ids"] + [gen.tokenizer.eos_token_id]
 
 
-def pair_logps(model: Any, gen: Any, pairs: Sequence[PairSample]) -> tuple[torch.Tensor, ...]:
+def pair_logps(
+    model: Any, gen: Any, pairs: Sequence[PairSample], chunk_size: int = 0
+) -> tuple[torch.Tensor, ...]:
     """Summed log-probs of the chosen and rejected completions, ``(B,)`` each, and the chosen lengths ``(B,)``.
 
     Chosen and rejected go through one forward pass of ``2B`` rows (prompt, then completion); gradients flow
-    unless called under ``torch.no_grad``.
+    unless called under ``torch.no_grad``. ``chunk_size``: see :func:`trainers.policy.completion_logprobs`.
     """
     prompts = [prompt_text(gen, p.prompt) for p in pairs]
     comps = [completion_ids(gen, p.chosen) for p in pairs] + [completion_ids(gen, p.rejected) for p in pairs]
     images = [list(p.images) for p in pairs] * 2 if gen.supports_images and pairs[0].images else None
     batch = encode_batch(gen, prompts * 2, comps, images)
-    logp, _ = completion_logprobs(model, batch)  # (2B, T)
+    logp, _ = completion_logprobs(model, batch, chunk_size=chunk_size)  # (2B, T)
     mask = batch.completion_mask.float()
     seq = (logp * mask).sum(-1)  # (2B,)
     b = len(pairs)
     return seq[:b], seq[b:], mask[:b].sum(-1)
 
 
-def reference_logps(model: Any, gen: Any, ref_model: Any, pairs: Sequence[PairSample]) -> tuple[torch.Tensor, ...]:
+def reference_logps(
+    model: Any, gen: Any, ref_model: Any, pairs: Sequence[PairSample], chunk_size: int = 0
+) -> tuple[torch.Tensor, ...]:
     """``pair_logps`` under the reference: ``ref_model``, or ``model`` with its LoRA adapter disabled."""
     with torch.no_grad():
         if ref_model is not None:
-            return pair_logps(ref_model, gen, pairs)
+            return pair_logps(ref_model, gen, pairs, chunk_size)
         with model.disable_adapter():
-            return pair_logps(model, gen, pairs)
+            return pair_logps(model, gen, pairs, chunk_size)
 
 
-def pair_margins(model: Any, gen: Any, pairs: Sequence[PairSample], batch_size: int = 16) -> np.ndarray:
-    """``log pi(y+ | x) - log pi(y- | x)`` of each pair (nats), without gradients; for held-out checks."""
+def pair_micro_batches(gen: Any, pairs: Sequence[PairSample], budget: int) -> list[list[int]]:
+    """Indices of ``pairs`` cut into micro-batches of at most ``budget`` padded tokens (0: one part), chosen and
+    rejected rows counted together and never separated.
+
+    A micro-batch of pairs ``R`` is encoded as ``2|R|`` rows padded to its longest prompt and longest chosen or
+    rejected completion, so it costs ``2 |R| (P + T)``: :func:`trainers.policy.split_by_tokens` over pairs, each
+    pair's completion length its longer side's, at half the budget.
+    """
+    rows = list(range(len(pairs)))
+    if budget <= 0:
+        return [rows]
+    prompts = [prompt_text(gen, p.prompt) for p in pairs]
+    images = [list(p.images) for p in pairs] if gen.supports_images and pairs[0].images else None
+    comp = [max(len(completion_ids(gen, p.chosen)), len(completion_ids(gen, p.rejected))) for p in pairs]
+    return split_by_tokens(rows, prompt_lengths(gen, prompts, images), comp, max(1, budget // 2))
+
+
+def pairs_backward(
+    model: Any,
+    gen: Any,
+    ref_model: Any,
+    pairs: Sequence[PairSample],
+    beta: float,
+    sft_weight: float = 0.0,
+    micro_batch_tokens: int = 0,
+    logprob_chunk_size: int = 0,
+) -> tuple[float, dict[str, float]]:
+    """Back-propagate :func:`dpo_loss` of one step's ``pairs`` into the parameters' ``.grad`` (added to what is
+    there), micro-batch by micro-batch (:func:`pair_micro_batches`); returns the loss and its statistics.
+
+    The loss and every statistic are means over pairs, so a micro-batch's are weighted by its share of the pairs:
+    the summed gradients are the one-pass gradient, and the statistics the one-pass values. The reference's
+    log-probs are taken on the same micro-batches, without gradients.
+    """
+    parts = pair_micro_batches(gen, pairs, micro_batch_tokens)
+    loss_sum, sums = 0.0, {}
+    for part in parts:
+        batch = [pairs[i] for i in part]
+        ref_c, ref_r, _ = reference_logps(model, gen, ref_model, batch, logprob_chunk_size)  # (b,), (b,)
+        lp_c, lp_r, n_c = pair_logps(model, gen, batch, logprob_chunk_size)  # (b,), (b,), (b,)
+        loss, stats = dpo_loss(lp_c, lp_r, ref_c, ref_r, beta, sft_weight, n_c)
+        share = len(part) / len(pairs)
+        if len(parts) > 1:
+            loss = loss * share
+        loss.backward()
+        loss_sum += float(loss.detach())
+        for key, v in stats.items():
+            sums[key] = sums.get(key, 0.0) + v * share
+    return loss_sum, sums
+
+
+def pair_margins(
+    model: Any, gen: Any, pairs: Sequence[PairSample], batch_size: int = 16, chunk_size: int = 0
+) -> np.ndarray:
+    """``log pi(y+ | x) - log pi(y- | x)`` of each pair (nats), without gradients; for held-out checks.
+    ``chunk_size``: see :func:`trainers.policy.completion_logprobs`."""
     out = []
     with torch.no_grad():
         for k in range(0, len(pairs), batch_size):
-            c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size])
+            c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size], chunk_size)
             out.append((c - r).float().cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -187,6 +248,7 @@ def pair_stats(
     ref_logps: tuple[torch.Tensor, torch.Tensor],
     beta: float,
     batch_size: int = 16,
+    chunk_size: int = 0,
 ) -> dict[str, float]:
     """:func:`dpo_loss`'s statistics of ``pairs`` under ``model`` against fixed reference log-probs, without
     gradients, prefixed ``eval_`` (``eval_reward_margin``, ``eval_accuracy``, ``eval_logp_margin``,
@@ -195,6 +257,7 @@ def pair_stats(
     Args:
         ref_logps: the reference's summed chosen and rejected log-probs, ``(P,)`` each (:func:`reference_logps`,
             computed once: the reference is frozen).
+        chunk_size: see :func:`trainers.policy.completion_logprobs`.
     """
     training = bool(model.training)
     model.eval()
@@ -202,7 +265,7 @@ def pair_stats(
     try:
         with torch.no_grad():
             for k in range(0, len(pairs), batch_size):
-                c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size])
+                c, r, _ = pair_logps(model, gen, pairs[k : k + batch_size], chunk_size)
                 chosen.append(c.float())
                 rejected.append(r.float())
     finally:
@@ -262,7 +325,7 @@ def optimise_pairs(
     Args:
         config: a :class:`DPOConfig` or ``IPLConfig`` (``beta``, ``sft_weight``, ``epochs``, ``batch_size``,
             ``learning_rate``, ``weight_decay``, ``warmup_ratio``, ``max_grad_norm``, ``seed``, ``save_every``,
-            ``progress``).
+            ``progress``, ``micro_batch_tokens``, ``logprob_chunk_size``).
         gen: the :class:`agents.hf_agent.HFGenerator` whose ``model`` trains.
         ref_model: the frozen reference, or ``None`` for a LoRA model (adapter disabled = reference).
         pairs: the training pairs.
@@ -299,13 +362,11 @@ def optimise_pairs(
     model.train()
     for step in range(start, total):
         epoch, rows = epoch_rows(step, steps_per_epoch, config.batch_size, len(pairs), config.seed)
-        batch = [pairs[r] for r in rows]
-        ref_c, ref_r, _ = reference_logps(model, gen, ref_model, batch)  # (B,), (B,)
-        lp_c, lp_r, n_c = pair_logps(model, gen, batch)  # (B,), (B,), (B,)
-        loss, stats = dpo_loss(lp_c, lp_r, ref_c, ref_r, config.beta, config.sft_weight, n_c)
-        optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
-        record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), **stats,
-                  "lr": scheduler.get_last_lr()[0]}  # fmt: skip
+        optimizer.zero_grad(set_to_none=True)
+        loss, stats = pairs_backward(model, gen, ref_model, [pairs[r] for r in rows], config.beta,
+                                     config.sft_weight, config.micro_batch_tokens, config.logprob_chunk_size)  # fmt: skip
+        step_accumulated(model, optimizer, scheduler, config.max_grad_norm)
+        record = {"step": step + 1, "epoch": epoch, "loss": loss, **stats, "lr": scheduler.get_last_lr()[0]}
         if held_out is not None and due(step + 1, eval_every, total):
             record.update({k: v for k, v in held_out(step + 1).items() if k != "step"})
         history.append(record)
@@ -333,6 +394,9 @@ def load_policy(config: Any, model_path: str | Path) -> tuple[Any, Any]:
     gen = HFGenerator(str(model_path), device=config.device, dtype=dtype)
     if config.lora:
         gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, config.lora_target_modules)
+    if config.gradient_checkpointing:
+        enable_activation_checkpointing(gen.model)
+    if config.lora:
         return gen, None
     ref = _load_model(str(model_path), gen.supports_images, gen.model.dtype, False).to(gen.device).eval()
     ref.requires_grad_(False)
@@ -393,14 +457,16 @@ def train_dpo(config: DPOConfig) -> dict[str, Any]:
                               max_new_tokens=config.eval_max_new_tokens, max_steps=config.eval_max_steps,
                               num_envs=config.eval_num_envs)  # fmt: skip
     ref_held = None
+    chunk = config.logprob_chunk_size
     if held_pairs:
-        refs = [reference_logps(gen.model, gen, ref, held_pairs[k : k + 16]) for k in range(0, len(held_pairs), 16)]
+        refs = [reference_logps(gen.model, gen, ref, held_pairs[k : k + 16], chunk)
+                for k in range(0, len(held_pairs), 16)]  # fmt: skip
         ref_held = (torch.cat([r[0].float() for r in refs]), torch.cat([r[1].float() for r in refs]))
 
     def held_out(step: int) -> dict[str, Any]:
         row = env_eval(step) if env_eval is not None else {"step": step}
         if ref_held is not None:
-            row.update(pair_stats(gen.model, gen, held_pairs, ref_held, config.beta))
+            row.update(pair_stats(gen.model, gen, held_pairs, ref_held, config.beta, chunk_size=chunk))
         evals.append(row)
         return row
 

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainers.config_io import ConfigError, load_config
+from trainers.config_io import ConfigError, check_memory_fields, load_config
 from trainers.heldout import HeldOutRolloutFields, check_eval_fields, resolve_seeds
 from trainers.run_log import check_report_to
 
@@ -88,6 +88,21 @@ class DPOConfig(HeldOutRolloutFields):
     log only. Names follow TRL's where the metric is the same (``train/loss``, ``train/learning_rate``...; the table
     is in :mod:`trainers.run_log`)."""
 
+    # --- memory ---
+    micro_batch_tokens: int = 0
+    """Split each optimiser step's pairs into micro-batches of at most this many (prompt + completion, padded)
+    tokens, chosen and rejected rows counted together, and accumulate their gradients before the step. A pair is
+    never split (its chosen and rejected sides meet in one loss term); each micro-batch's loss, a mean over its
+    pairs, is weighted by its share of the batch's pairs, so the accumulated gradient equals the one-pass gradient.
+    The reference's log-probs are taken micro-batch by micro-batch too. A pair longer than the budget forms a
+    micro-batch of its own. 0 (default): the whole batch in one pass."""
+    logprob_chunk_size: int = 0
+    """Completion positions x rows whose logits are materialised at once (``trainers.policy.completion_logprobs``'s
+    ``chunk_size``), for the policy and the reference: no ``(B, T, V)`` fp32 tensor exists. 0 (default): all at
+    once."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass (less memory, about a third more time)."""
+
     def __post_init__(self) -> None:
         if not self.model:
             raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
@@ -95,6 +110,7 @@ class DPOConfig(HeldOutRolloutFields):
             raise ConfigError("data is empty: set data to a pair file in TRL's prompt/chosen/rejected format")
         check_pair_fields(self)
         check_eval_fields(self)
+        check_memory_fields(self)
         try:
             self.report_to = check_report_to(self.report_to)
         except ValueError as exc:

@@ -634,7 +634,8 @@ def evaluate_heldout(config: IPLConfig, gen: Any, held: HeldOut, step: int) -> d
                 gen, held.jobs, tokens, config.tree_batch, config.prompt_style
             )
             if held.pairs:
-                rec["eval_pair_margin"] = float(pair_margins(model, gen, held.pairs).mean())
+                margins = pair_margins(model, gen, held.pairs, chunk_size=config.logprob_chunk_size)
+                rec["eval_pair_margin"] = float(margins.mean())
     finally:
         model.train(training)
     rec["eval_episodes"] = len(held.seeds)
@@ -740,7 +741,9 @@ def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
                     batch_size=config.warmup_sft_batch_size, learning_rate=config.warmup_sft_learning_rate,
                     warmup_ratio=0.0, lora=config.lora, lora_r=config.lora_r, lora_alpha=config.lora_alpha,
                     dtype=config.dtype, device=config.device, seed=config.seed, output_dir=str(out / "warmup"),
-                    plot=config.plot)  # fmt: skip
+                    plot=config.plot, micro_batch_tokens=config.micro_batch_tokens,
+                    logprob_chunk_size=config.logprob_chunk_size,
+                    gradient_checkpointing=config.gradient_checkpointing)  # fmt: skip
 
     # SFTConfig.successful_only does not apply: the jobs are the recorded steps that CoaT can word.
     def samples(_trajectories: Any, gen: Any) -> list[SFTSample]:

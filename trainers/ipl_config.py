@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainers.config_io import ConfigError, load_config
+from trainers.config_io import ConfigError, check_memory_fields, load_config
 from trainers.dpo_config import check_pair_fields
 from trainers.heldout import resolve_seeds
 
@@ -143,12 +143,25 @@ class IPLConfig:
     progress: bool = True
     """Show progress bars."""
 
+    # --- memory ---
+    # The same names as SFTConfig's and DPOConfig's: the warm-up SFT and every T-DPO round get these values.
+    micro_batch_tokens: int = 0
+    """Token budget of a micro-batch (gradient accumulation) in the warm-up SFT (``SFTConfig.micro_batch_tokens``:
+    token-mean exact) and the T-DPO rounds (``DPOConfig.micro_batch_tokens``: a pair's chosen and rejected turns stay
+    together); the accumulated gradient equals the one-pass gradient. 0 (default): each batch in one pass."""
+    logprob_chunk_size: int = 0
+    """Positions x rows whose logits are materialised at once, in both stages and in the held-out pair margins
+    (``trainers.policy.completion_logprobs``' ``chunk_size``); 0 (default): the whole ``(B, T, V)`` at once."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass, in both stages."""
+
     def __post_init__(self) -> None:
         if not self.model:
             raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
         if not self.data:
             raise ConfigError("data is empty: set data to a folder of recorded trajectories")
         check_pair_fields(self)
+        check_memory_fields(self)
         for name in ("rounds", "k", "tree_batch", "max_new_tokens", "warmup_sft_batch_size"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):

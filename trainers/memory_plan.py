@@ -25,8 +25,8 @@ rest is arithmetic, in bytes per device:
   log-prob chunk: ``c * V * (2 + 3 * 4)`` bytes (bf16 head output, fp32 logits, log-softmax and its gradient)
   for ``c`` = ``logprob_chunk_size`` positions x rows, or the whole ``R * T`` completion without chunking
   (``c * V * (2 + 4 * 4)``: the model's own logits, their fp32 copy, scaled copy, log-softmax, entropy);
-* inputs: the step's whole batch, encoded once on the device (a VLM's fp32 pixel values, ``1176`` values per
-  14 x 14 patch over 2 frames and 3 channels);
+* inputs: the samples encoded at once on the device (a VLM's fp32 pixel values, ``1176`` values per 14 x 14 patch
+  over 2 frames and 3 channels): GRPO's whole step batch, one micro-batch for SFT and DPO (MobileIPL's stages);
 * sampling: the KV cache of ``num_envs`` sequences of ``S`` tokens (``2 * L * kv * w`` per token); rollouts and
   the update do not overlap, so the peak takes the larger of sampling and activations plus inputs.
 
@@ -187,16 +187,19 @@ def plan(
     reference: bool,
     gradient_checkpointing: bool,
     rows: int,
-    batch_rows: int,
+    batch_rows: int | None,
     prompt_text_tokens: int,
     completion_tokens: int,
     viewport: tuple[int, int] | None,
     micro_batch_tokens: int,
     logprob_chunk_size: int,
     sampling_sequences: int,
+    paired: bool = False,
 ) -> MemoryPlan:
-    """The memory plan of one device; ``rows``: samples per mini-batch on this device, ``batch_rows``: per
-    optimiser step (encoded at once). See the module docstring."""
+    """The memory plan of one device; ``rows``: samples per mini-batch on this device, ``batch_rows``: samples
+    encoded at once on the device (per optimiser step; ``None``: per micro-batch, as SFT and DPO encode them).
+    ``paired``: rows come as DPO pairs (chosen and rejected) that a micro-batch never separates. See the module
+    docstring."""
     import torch
 
     model = meta_model(model_name)
@@ -238,7 +241,12 @@ def plan(
 
     img_tokens, patches = image_tokens(model_name, viewport) if hasattr(cfg, "vision_config") else (0, 0)
     seq = prompt_text_tokens + img_tokens + completion_tokens
-    r = rows if micro_batch_tokens <= 0 else max(1, min(rows, micro_batch_tokens // seq))
+    if micro_batch_tokens <= 0:
+        r = rows
+    elif paired:  # whole pairs, at 2 (P + T) tokens each (trainers.dpo.pair_micro_batches)
+        r = 2 * max(1, min(rows // 2, micro_batch_tokens // (2 * seq)))
+    else:
+        r = max(1, min(rows, micro_batch_tokens // seq))
     n = r * seq
     a = 2  # bf16 / fp16 compute (fp32: the same formula at 4)
     if w == 4:
@@ -268,11 +276,11 @@ def plan(
         f"{r} rows x {seq} tokens ({img_tokens} image + {prompt_text_tokens} text + {completion_tokens} completion), "
         f"checkpointing {'on' if gradient_checkpointing else 'off'}, {chunk_note}"
     )
-    # The step's whole batch is encoded once on the device: a VLM's fp32 pixel values, 3 x 2 x 14 x 14 per patch.
-    parts["inputs"] = float(batch_rows * patches * 1176 * 4)
-    notes["inputs"] = (
-        f"the step's {batch_rows} encoded samples' fp32 pixel values" if patches else "token ids only"
-    )
+    # The encoded samples on the device: a VLM's fp32 pixel values, 3 x 2 x 14 x 14 per patch.
+    encoded = r if batch_rows is None else batch_rows
+    parts["inputs"] = float(encoded * patches * 1176 * 4)
+    whose = f"a micro-batch's {r}" if batch_rows is None else f"the step's {batch_rows}"
+    notes["inputs"] = f"{whose} encoded samples' fp32 pixel values" if patches else "token ids only"
     parts["sampling"] = float(sampling_sequences * seq * 2 * layers * kv * w)
     notes["sampling"] = f"KV cache of {sampling_sequences} sequences x {seq} tokens"
     return MemoryPlan(parts, notes)
@@ -296,29 +304,41 @@ def grpo_plan(config: Any, world_size: int = 1) -> MemoryPlan:
 ANDROID_VIEWPORT = (1080, 2400)
 
 
+#: Text tokens of a CoaT dialogue's four user turns in the paper's wording (``agents.prompts.coat``: about 2,100
+#: characters with an instruction and a five-step history, at about 4 characters a token) and the chat template.
+#: A turn's prompt also holds the earlier turns' answers, up to ``max_new_tokens`` each.
+COAT_PROMPT_TEXT_TOKENS = 600
+
+
 def ipl_plans(config: Any, viewport: tuple[int, int] | None = None) -> dict[str, MemoryPlan]:
     """The plans of a :class:`trainers.ipl_config.IPLConfig` run's two stages on one device: the CoaT SFT warm-up
-    (``warmup_sft_batch_size`` rows) and a T-DPO round (``2 * batch_size`` rows: chosen and rejected).
+    (``warmup_sft_batch_size`` rows) and a T-DPO round (``batch_size`` pairs: ``2 * batch_size`` rows, chosen and
+    rejected).
 
-    Neither stage has micro-batches, chunked log-probs or gradient checkpointing, so the whole batch's
-    activations are live at once. After an fp32 LoRA merge (``lora_merge: float32``) a round's frozen base is
-    fp32. ``viewport``: the screenshot size; default the env's, else :data:`ANDROID_VIEWPORT`.
+    Both stages take ``micro_batch_tokens`` (a DPO micro-batch holds whole pairs), ``logprob_chunk_size`` and
+    ``gradient_checkpointing`` from the config, as :func:`trainers.ipl._warmup` and
+    :func:`trainers.dpo.optimise_pairs` do, and encode one micro-batch at a time on the device. A sample is the
+    deepest CoaT turn: :data:`COAT_PROMPT_TEXT_TOKENS` of user turns, the three earlier answers and the screenshot
+    before a ``max_new_tokens`` completion. After an fp32 LoRA merge (``lora_merge: float32``) a round's frozen base
+    is fp32, and so is its compute. ``viewport``: the screenshot size; default the env's, else
+    :data:`ANDROID_VIEWPORT`.
     """
     if viewport is None:
         viewport = (
             env_viewport(config.env_id, config.env_kwargs) if config.env_id else None
         ) or ANDROID_VIEWPORT
     common = dict(lora=config.lora, lora_r=config.lora_r, lora_target_modules=config.lora_target_modules,
-                  master_weights=None, gradient_checkpointing=False, prompt_text_tokens=PROMPT_TEXT_TOKENS,
-                  completion_tokens=config.max_new_tokens, viewport=viewport, micro_batch_tokens=0,
-                  logprob_chunk_size=0)  # fmt: skip
+                  master_weights=None, gradient_checkpointing=config.gradient_checkpointing,
+                  prompt_text_tokens=COAT_PROMPT_TEXT_TOKENS + 3 * config.max_new_tokens,
+                  completion_tokens=config.max_new_tokens, viewport=viewport,
+                  micro_batch_tokens=config.micro_batch_tokens, logprob_chunk_size=config.logprob_chunk_size,
+                  batch_rows=None)  # fmt: skip
     rows = config.warmup_sft_batch_size
-    warmup = plan(config.model, dtype=config.dtype, reference=False, rows=rows, batch_rows=rows,
-                  sampling_sequences=0, **common)  # fmt: skip
+    warmup = plan(config.model, dtype=config.dtype, reference=False, rows=rows, sampling_sequences=0, **common)
     merged = config.lora and config.lora_merge == "float32" and config.warmup_sft_epochs > 0
     rows = 2 * config.batch_size
     rounds = plan(config.model, dtype="float32" if merged else config.dtype, reference=not config.lora, rows=rows,
-                  batch_rows=rows, sampling_sequences=config.tree_batch * config.k, **common)  # fmt: skip
+                  sampling_sequences=config.tree_batch * config.k, paired=True, **common)  # fmt: skip
     return {"warm-up SFT": warmup, "T-DPO round": rounds}
 
 
@@ -381,7 +401,9 @@ def main(argv: list[str] | None = None) -> None:
         for stage, p in ipl_plans(ipl).items():
             print(f"memory plan of {args.config}, {stage} (per device)")
             print(p.table())
-            p.check(args.budget_gib)
+            if args.budget_gib is not None:
+                p.check(args.budget_gib)
+                print(f"fits {args.budget_gib:g} GiB")
         return
     config = GRPOConfig.from_yaml(args.config, args.overrides)
     p = grpo_plan(config, args.world_size)

@@ -73,16 +73,14 @@ def epoch_rows(step: int, steps_per_epoch: int, batch_size: int, n_rows: int, se
     return epoch, order[k * batch_size : (k + 1) * batch_size].tolist()
 
 
-def optimiser_step(
+def step_accumulated(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
-    loss: torch.Tensor,
     max_grad_norm: float,
 ) -> None:
-    """Back-propagate ``loss``, clip the gradient norm to ``max_grad_norm`` (0: no clipping), step both."""
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
+    """Clip the gradients accumulated since the last ``zero_grad`` (micro-batch by micro-batch) to
+    ``max_grad_norm`` (0: no clipping), then step the optimiser and the schedule."""
     if max_grad_norm > 0:
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
     optimizer.step()

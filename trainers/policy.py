@@ -198,6 +198,40 @@ def split_by_tokens(
     return parts
 
 
+def prompt_lengths(
+    generator: Any, prompts: Sequence[str], images: Sequence[Sequence[Any]] | None = None
+) -> list[int]:
+    """Tokens of each prompt as :func:`encode_batch` encodes it, without padding (a VLM's image tokens included):
+    the prompt side of :func:`split_by_tokens`' costs, for batches encoded micro-batch by micro-batch.
+
+    Text prompts are tokenised once per distinct text. With ``images`` each row goes through the processor on the
+    CPU by itself and only its length is kept, so no batch of pixel values is built on the device.
+    """
+    from agents.hf_agent import _to_pil
+
+    tok = generator.tokenizer
+    if not images or not any(images):
+        distinct = list(dict.fromkeys(prompts))
+        ids = tok(distinct, add_special_tokens=False)["input_ids"]
+        length = {text: len(i) for text, i in zip(distinct, ids, strict=True)}
+        return [length[text] for text in prompts]
+    out = []
+    for text, imgs in zip(prompts, images, strict=True):
+        enc = generator.processor(text=[text], images=[_to_pil(i) for i in imgs] or None, return_tensors="pt")
+        out.append(int(enc["input_ids"].shape[1]))
+    return out
+
+
+def enable_activation_checkpointing(model: Any) -> None:
+    """Recompute each decoder layer in the backward instead of keeping its activations (non-reentrant, so a LoRA
+    adapter's gradients flow without making the inputs require grad). Takes effect in ``train()`` mode."""
+    inner = getattr(model, "module", model)
+    if hasattr(inner, "activation_checkpointing_enable"):  # transformers >= 5.x; the old name warns
+        inner.activation_checkpointing_enable({"use_reentrant": False})
+    else:
+        inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
 def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
     from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""

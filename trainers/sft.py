@@ -36,12 +36,15 @@ from gui_envs.trajectory import Trajectory, load_trajectories
 from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.config_io import ConfigError
 from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
-from trainers.optim import adamw_with_warmup, epoch_rows, optimiser_step, resume_latest
+from trainers.optim import adamw_with_warmup, epoch_rows, resume_latest, step_accumulated
 from trainers.policy import (
     apply_lora,
     completion_logprobs,
+    enable_activation_checkpointing,
     encode_batch,
+    prompt_lengths,
     resolve_output_format,
+    split_by_tokens,
 )
 from trainers.run_log import RunLog, plot_curve
 from trainers.sft_config import SFTConfig
@@ -171,6 +174,45 @@ def training_seeds(trajectories: list[Trajectory], env_id: str) -> list[int]:
     return sorted({int(t.seed) for t in mine if t.seed is not None})
 
 
+def sft_backward(
+    model: Any,
+    gen: Any,
+    prompts: list[str],
+    answers: list[list[int]],
+    images: list[list[Any]] | None = None,
+    micro_batch_tokens: int = 0,
+    logprob_chunk_size: int = 0,
+) -> dict[str, float]:
+    """Back-propagate one step's token-mean NLL over the answer tokens (the module docstring's ``L``) into the
+    parameters' ``.grad`` (added to what is there), micro-batch by micro-batch; returns ``loss`` and ``token_acc``
+    (share of answer tokens given probability > 0.5).
+
+    With ``micro_batch_tokens`` > 0 the rows are cut by :func:`trainers.policy.split_by_tokens` (each encoded on
+    its own) and each micro-batch's summed log-likelihood is divided by the whole batch's answer token count
+    ``N``: the summed gradients are the gradient of ``L`` in one pass. ``logprob_chunk_size``: see
+    :func:`trainers.policy.completion_logprobs`.
+    """
+    n_tok = sum(len(a) for a in answers)  # N: the denominator of the token mean, over the whole batch
+    rows = list(range(len(prompts)))
+    if micro_batch_tokens > 0:
+        parts = split_by_tokens(rows, prompt_lengths(gen, prompts, images), [len(a) for a in answers],
+                                micro_batch_tokens)  # fmt: skip
+    else:
+        parts = [rows]
+    loss_sum, correct = 0.0, 0.0
+    for part in parts:
+        batch = encode_batch(gen, [prompts[r] for r in part], [answers[r] for r in part],
+                             [images[r] for r in part] if images is not None else None)  # fmt: skip
+        logp, _ = completion_logprobs(model, batch, chunk_size=logprob_chunk_size)  # (b, T)
+        mask = batch.completion_mask.float()
+        loss = -(logp * mask).sum() / n_tok  # this micro-batch's share of the token mean
+        loss.backward()
+        loss_sum += float(loss.detach())
+        with torch.no_grad():
+            correct += float(((logp.exp() > 0.5).float() * mask).sum())
+    return {"loss": loss_sum, "token_acc": correct / n_tok}
+
+
 def train_sft(
     config: SFTConfig, make_samples: Callable[[list[Trajectory], Any], list[SFTSample]] | None = None
 ) -> dict[str, Any]:
@@ -210,6 +252,8 @@ def train_sft(
     gen = HFGenerator(config.model, device=config.device, dtype=dtype)
     if config.lora:
         gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, "all-linear")
+    if config.gradient_checkpointing:
+        enable_activation_checkpointing(gen.model)
     model = gen.model
 
     # Samples: every step of every accepted trajectory, tokenised once.
@@ -255,15 +299,11 @@ def train_sft(
     for step in range(start, total):
         epoch, rows = epoch_rows(step, steps_per_epoch, config.batch_size, len(samples), config.seed)
         images = [[samples[r].image] for r in rows] if samples[rows[0]].image is not None else None
-        batch = encode_batch(gen, [samples[r].prompt for r in rows], [answers[r] for r in rows], images)
-        logp, _ = completion_logprobs(model, batch)  # (B, T)
-        mask = batch.completion_mask.float()
-        loss = -(logp * mask).sum() / mask.sum()  # token mean over the answer tokens only
-        optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
-        with torch.no_grad():
-            token_acc = float(((logp.exp() > 0.5).float() * mask).sum() / mask.sum())
-        record = {"step": step + 1, "epoch": epoch, "loss": float(loss.detach()), "token_acc": token_acc,
-                  "lr": scheduler.get_last_lr()[0]}  # fmt: skip
+        optimizer.zero_grad(set_to_none=True)
+        stats = sft_backward(model, gen, [samples[r].prompt for r in rows], [answers[r] for r in rows], images,
+                             config.micro_batch_tokens, config.logprob_chunk_size)  # fmt: skip
+        step_accumulated(model, optimizer, scheduler, config.max_grad_norm)
+        record = {"step": step + 1, "epoch": epoch, **stats, "lr": scheduler.get_last_lr()[0]}
         if held_out is not None and due(step + 1, config.eval_every, total):
             evals.append(held_out(step + 1))
             record.update({k: v for k, v in evals[-1].items() if k != "step"})

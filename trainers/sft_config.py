@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainers.config_io import ConfigError, load_config
+from trainers.config_io import ConfigError, check_memory_fields, load_config
 from trainers.heldout import HeldOutRolloutFields, check_eval_fields, resolve_seeds
 from trainers.run_log import check_report_to
 
@@ -81,6 +81,19 @@ class SFTConfig(HeldOutRolloutFields):
     log only. Names follow TRL's where the metric is the same (``train/loss``, ``train/learning_rate``...; the table
     is in :mod:`trainers.run_log`)."""
 
+    # --- memory ---
+    micro_batch_tokens: int = 0
+    """Split each optimiser step's batch into micro-batches of at most this many (prompt + answer, padded) tokens
+    and accumulate their gradients before the step. Each micro-batch's summed answer log-likelihood is divided by
+    the whole batch's answer tokens, so the accumulated gradient equals the one-pass token-mean gradient. A sample
+    longer than the budget forms a micro-batch of its own. 0 (default): the whole batch in one pass."""
+    logprob_chunk_size: int = 0
+    """Answer positions x rows whose logits are materialised at once (``trainers.policy.completion_logprobs``'s
+    ``chunk_size``): the chosen-token log-probs come chunk by chunk from the final hidden states, each chunk's fp32
+    logits recomputed in the backward pass, so no ``(B, T, V)`` fp32 tensor exists. 0 (default): all at once."""
+    gradient_checkpointing: bool = False
+    """Recompute each decoder layer's activations in the backward pass (less memory, about a third more time)."""
+
     def __post_init__(self) -> None:
         if not self.model:
             raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
@@ -99,6 +112,7 @@ class SFTConfig(HeldOutRolloutFields):
         if self.replay_observations and not self.env_id:
             raise ConfigError("replay_observations needs env_id: the env the trajectories are replayed in")
         check_eval_fields(self)
+        check_memory_fields(self)
         try:
             self.report_to = check_report_to(self.report_to)
         except ValueError as exc:

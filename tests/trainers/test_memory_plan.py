@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from trainers.grpo_config import GRPOConfig
-from trainers.memory_plan import GIB, MemoryPlanError, grpo_plan, image_tokens, main
+from trainers.ipl_config import IPLConfig
+from trainers.memory_plan import GIB, MemoryPlanError, grpo_plan, image_tokens, ipl_plans, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS_3B = ["grpo_ssl_qwen25vl3b_webground.yaml", "grpo_sca_qwen25vl3b_webground.yaml"]
@@ -64,6 +65,28 @@ def test_ipl_config_plan_prints_both_stages(capsys: pytest.CaptureFixture[str]) 
     assert "warm-up SFT" in out and "T-DPO round" in out
     # lora_merge: float32: the rounds' frozen base is the fp32 merged policy; the adapter trains in fp32.
     assert "3.755B params x 4 B" in out and "3.755B params x 2 B" in out
+
+
+def test_ipl_3b_config_fits_80_gib_in_both_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    main([str(ROOT / "configs" / "ipl_qwen25vl3b_android.yaml"), "--budget-gib", "80"])
+    assert capsys.readouterr().out.count("fits 80 GiB") == 2
+    config = IPLConfig.from_yaml(ROOT / "configs" / "ipl_qwen25vl3b_android.yaml")
+    plans = ipl_plans(config)
+    for stage in ("warm-up SFT", "T-DPO round"):
+        assert plans[stage].total < 80 * GIB, (stage, plans[stage].table())
+        assert "checkpointing on, log-prob chunk 1024 tokens" in plans[stage].notes["activations"]
+    # A micro-batch of the warm-up holds 4 samples; a T-DPO micro-batch 2 whole pairs (4 rows), never half a pair.
+    assert plans["warm-up SFT"].notes["activations"].startswith("4 rows")
+    assert plans["T-DPO round"].notes["activations"].startswith("4 rows")
+    smaller = IPLConfig.from_yaml(ROOT / "configs" / "ipl_qwen25vl3b_android.yaml", ["micro_batch_tokens=15000"])
+    assert ipl_plans(smaller)["T-DPO round"].notes["activations"].startswith("2 rows")  # one pair
+
+
+def test_ipl_3b_config_in_one_pass_is_refused_at_80_gib() -> None:
+    config = IPLConfig.from_yaml(ROOT / "configs" / "ipl_qwen25vl3b_android.yaml", ["micro_batch_tokens=0"])
+    for stage, rows in (("warm-up SFT", 32), ("T-DPO round", 256)):
+        with pytest.raises(MemoryPlanError, match=rf"activations per micro-batch \d+\.\d GiB \({rows} rows"):
+            ipl_plans(config)[stage].check(80)
 
 
 def test_layer_activation_formula_matches_what_autograd_saves() -> None:
