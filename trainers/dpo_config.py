@@ -8,11 +8,11 @@ from typing import Any
 
 from trainers.config_io import ConfigError, check_memory_fields, load_config
 from trainers.heldout import HeldOutRolloutFields, check_eval_fields, resolve_seeds
-from trainers.run_log import check_report_to
+from trainers.run_log import LoggingFields
 
 
 @dataclass
-class DPOConfig(HeldOutRolloutFields):
+class DPOConfig(HeldOutRolloutFields, LoggingFields):
     """Everything one DPO run on a pair file needs. Load with :meth:`from_yaml`; unknown keys are an error."""
 
     model: str = ""
@@ -80,13 +80,6 @@ class DPOConfig(HeldOutRolloutFields):
     (the ``seed`` column ``trainers.dpo.export_pairs`` writes for pairs from env episodes); a seed in both, or a
     training pair without a recorded seed, is refused at start."""
 
-    # --- logging ---
-    report_to: list[str] = field(default_factory=list)
-    """Where the per-step scalars go besides ``metrics.jsonl`` (always written): ``tensorboard`` (event files in
-    ``<output_dir>/runs``, extra ``guigym[train]``) and / or ``wandb`` (project ``$WANDB_PROJECT`` or ``guigym``;
-    ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
-    log only. Names follow TRL's where the metric is the same (``train/loss``, ``train/learning_rate``...; the table
-    is in :mod:`trainers.run_log`)."""
 
     # --- memory ---
     micro_batch_tokens: int = 0
@@ -111,10 +104,7 @@ class DPOConfig(HeldOutRolloutFields):
         check_pair_fields(self)
         check_eval_fields(self)
         check_memory_fields(self)
-        try:
-            self.report_to = check_report_to(self.report_to)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
+        self.check_logging_fields()
 
     @property
     def eval_seed_list(self) -> list[int]:

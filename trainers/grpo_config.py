@@ -10,14 +10,14 @@ from trainers.advantages import get_estimator
 from trainers.config_io import ConfigError, load_config
 from trainers.heldout import check_disjoint, resolve_seeds
 from trainers.reward_fns import check_reward_name
-from trainers.run_log import check_report_to
+from trainers.run_log import LoggingFields
 
 #: Loss aggregation modes (see :func:`trainers.grpo.grpo_loss`).
 LOSS_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
 
 @dataclass
-class GRPOConfig:
+class GRPOConfig(LoggingFields):
     """Everything one GRPO run needs. Load with :meth:`from_yaml`; unknown keys are an error."""
 
     model: str = ""
@@ -165,12 +165,6 @@ class GRPOConfig:
     """With ``decoder: vllm``: more ``vllm.LLM`` arguments, e.g. ``{enable_sleep_mode: true}`` (free the engine's
     weights and KV cache during each update), ``max_model_len``, ``dtype``, ``enforce_eager``."""
 
-    # --- logging ---
-    report_to: list[str] = field(default_factory=list)
-    """Where the per-step scalars go besides ``metrics.jsonl`` (always written): ``tensorboard`` (event files in
-    ``<output_dir>/runs``, extra ``guigym[train]``) and / or ``wandb`` (project ``$WANDB_PROJECT`` or ``guigym``;
-    ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
-    log only. Names follow TRL's (``train/reward``, ``train/kl``...; the table is in :mod:`trainers.run_log`)."""
 
     # --- precision and memory ---
     master_weights: bool | None = None
@@ -251,10 +245,7 @@ class GRPOConfig:
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)
-        try:
-            self.report_to = check_report_to(self.report_to)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
+        self.check_logging_fields()
 
     @property
     def eval_seed_list(self) -> list[int]:
