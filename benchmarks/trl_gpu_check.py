@@ -8,7 +8,7 @@ Qwen2.5-VL-3B's architecture (:func:`agents.hub_configs.hub_config`) as a Qwen2 
 and the tool-template tokenizer of :func:`trainers.trl.tiny.build_tool_tokenizer` (TRL's Qwen2.5 chat template,
 744 tokens; the model keeps its 151,936-row embedding, so sampled ids past the tokenizer decode to nothing). With
 text alone Qwen2.5-VL's M-RoPE gives every section the same position, which is Qwen2's RoPE, so the text model
-is the VLM's language model. vLLM is used where it is installed (``trl.use_vllm``), else HF ``generate``.
+has the VLM's language-model architecture. vLLM is used where it is installed (``trl.use_vllm``), else HF ``generate``.
 
 ``--size tiny`` cuts the architecture (hidden 64, 2 layers, :data:`gpu_check.TINY`'s text part; the vocabulary
 rule stays) for the CPU smoke test of the same path (``tests/trainers/trl/test_trl_gpu_check.py``);
@@ -17,7 +17,8 @@ rule stays) for the CPU smoke test of the same path (``tests/trainers/trl/test_t
 Printed per optimiser step: its seconds, split into rollout (env resets, sampling, tool calls, rewards, and with
 vLLM the old log-probs; TRL's ``_generate_and_score_completions``) and update (the rest: forward, backward and
 the optimiser step); sampling seconds alone (TRL's ``_generate_single_turn``, every turn) and the tokens the model
-generated (tool results excluded) with their rate over the sampling time; the peak memory torch allocated in the
+generated (tool results excluded) with their rate over the sampling time (with vLLM the sampling time includes
+waking the engine and loading the step's new weights into it); the peak memory torch allocated in the
 rollout and over the whole step (``torch.cuda.max_memory_allocated``, reset at the step's start); the mean
 reward. Then the device's peak used memory over the run (``cudaMemGetInfo`` polled, so vLLM's own pools count).
 """
@@ -120,6 +121,8 @@ def build(out: Path, size: str, device: str) -> Path:
         )
     net.save_pretrained(path)
     del net
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()  # the build's cached blocks go back before TRL loads the model and vLLM starts
     return path
 
 
@@ -260,7 +263,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     print(f"trl_gpu_check: {args.config} ({args.size} {ARCHITECTURE} text, random weights, "
           f"{sum(p.numel() for p in trainer.model.parameters()) / 1e9:.2f}B parameters) on {where}, "
           f"sampler {'vLLM ' + trl_args.vllm_mode if trl_args.use_vllm else 'HF generate'}, "
-          f"{'bf16 autocast' if trl_args.bf16 else 'fp32'} over {next(trainer.model.parameters()).dtype} weights, "
+          f"{'bf16 autocast' if trl_args.bf16 else 'fp32 compute'} over {next(trainer.model.parameters()).dtype} weights, "
           f"{trl_args.generation_batch_size} rollouts per step ({trl_args.num_generations} per prompt, micro-batches of "
           f"{trl_args.per_device_train_batch_size}), up to {trl_args.max_completion_length} completion tokens, "
           f"{guigym.env_id} {guigym.action_mode}, gradient checkpointing {trl_args.gradient_checkpointing}")  # fmt: skip
