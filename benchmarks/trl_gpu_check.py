@@ -179,6 +179,7 @@ class StepProbe:
 
                     record["step_peak"] = torch.cuda.max_memory_allocated()
                 probe.records.append(record)
+                probe._current = {}
 
         self.callback = _Callback()
 
@@ -206,9 +207,8 @@ class StepProbe:
 
     def _count_tokens(self, result: tuple) -> None:
         """This process's generated tokens (one process on one GPU: all of them)."""
-        _, completion_ids, tool_mask = result[
-            :3
-        ]  # TRL's _generate: prompt ids, completion ids, tool mask, ...
+        # TRL's _generate returns prompt ids, completion ids, the tool mask (1: the model's tokens), ...
+        _, completion_ids, tool_mask = result[:3]
         self._current["tokens"] += (
             sum(map(sum, tool_mask)) if tool_mask is not None else sum(map(len, completion_ids))
         )
