@@ -217,6 +217,32 @@ class DevicePeak:
             self._thread.join()
 
 
+GIB = 2**30
+
+
+def print_table(header: list[str], rows: list[list[Any]]) -> None:
+    """A Markdown table, one row per step (the check's output format, shared with ``trl_gpu_check.py``)."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+
+
+def gib_or_na(peaks: list[int], i: int) -> str:
+    """``peaks[i]`` bytes in GiB, or ``n/a`` where none was recorded (on CPU)."""
+    return f"{peaks[i] / GIB:.2f}" if i < len(peaks) else "n/a"
+
+
+def memory_line(device_peak: DevicePeak, wall: float) -> str:
+    """The run's last line: the device's peak used memory (or that no GPU was in use) and the wall time, s."""
+    import torch
+
+    if device_peak.cuda:
+        return (f"peak device memory used: {device_peak.peak / GIB:.1f} GiB of "
+                f"{torch.cuda.mem_get_info()[1] / GIB:.1f} GiB; run wall time {wall:.0f} s")  # fmt: skip
+    return f"peak GPU memory: n/a (no GPU in use); run wall time {wall:.0f} s"
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
     import torch
@@ -238,32 +264,23 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if not PartialState().is_main_process:
         return history
     where = torch.cuda.get_device_name() if cuda else args.device
-    gib = 2**30
     print(f"gpu_check: {args.config} ({args.size} {model_id(args)}, random weights) on {where}, decoder={args.decoder}, "
           f"{config.dtype}, {config.groups_per_step}x{config.group_size} rollouts, up to {config.max_new_tokens} new "
           f"tokens, gradient checkpointing {config.gradient_checkpointing}, beta {config.beta}")  # fmt: skip
-    print(
-        "| step | rollout s | scoring s | update s | new tokens | gen tokens/s | rollout peak GiB | update peak GiB |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows = []
     for i, r in enumerate(history):
         tokens = r["tokens_per_s"] * r["time_rollout"]  # the step's generated tokens
-        peaks = [
-            f"{phases.peaks[p][i] / gib:.2f}" if i < len(phases.peaks[p]) else "n/a"
-            for p in PhasePeaks.PHASES
-        ]
-        print(f"| {r['step']} | {r['time_rollout']:.1f} | {r['time_scoring']:.2f} | {r['time_update']:.1f} | {tokens:.0f} "
-              f"| {r['tokens_per_s']:.1f} | {peaks[0]} | {peaks[1]} |")  # fmt: skip
+        peaks = [gib_or_na(phases.peaks[p], i) for p in PhasePeaks.PHASES]
+        rows.append([r["step"], f"{r['time_rollout']:.1f}", f"{r['time_scoring']:.2f}", f"{r['time_update']:.1f}",
+                     f"{tokens:.0f}", f"{r['tokens_per_s']:.1f}", *peaks])  # fmt: skip
+    print_table(["step", "rollout s", "scoring s", "update s", "new tokens", "gen tokens/s", "rollout peak GiB",
+                 "update peak GiB"], rows)  # fmt: skip
     extra = {k: v for k, v in history[-1].items() if k.startswith("sampler_")}
     if extra:
         print(
             "last step's sampler/trainer log-prob gap: " + ", ".join(f"{k} {v:.4g}" for k, v in extra.items())
         )
-    if cuda:
-        print(f"peak device memory used: {device_peak.peak / gib:.1f} GiB of "
-              f"{torch.cuda.mem_get_info()[1] / gib:.1f} GiB; run wall time {wall:.0f} s")  # fmt: skip
-    else:
-        print(f"peak GPU memory: n/a (no GPU in use); run wall time {wall:.0f} s")
+    print(memory_line(device_peak, wall))
     return history
 
 

@@ -80,7 +80,13 @@ def main(argv: list[str] | None = None) -> None:
     try:
         trainer.train()
         trainer.save_model(args.output_dir)
-    finally:  # close the rollout slots' envs (and their browsers) before the process ends
-        for pool in getattr(trainer, "_environment_pool", {}).values():
-            for env in pool:
-                env._close()
+    finally:
+        close_environments(trainer)
+
+
+def close_environments(trainer: Any) -> None:
+    """Close the rollout slots' envs (and their browsers) of a trainer from :func:`build_trainer`; call it before
+    the process ends."""
+    for pool in getattr(trainer, "_environment_pool", {}).values():
+        for env in pool:
+            env._close()
