@@ -12,7 +12,9 @@ processor that needs neither torchvision nor the hub; ``benchmarks/gpu_check.py`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 SPECIAL_TOKENS = [
     "<|endoftext|>",
@@ -71,8 +73,14 @@ def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
     return fast
 
 
-def build_causal_lm(path: Path, hidden_size: int = 32) -> Path:
-    """A 2-layer Llama (hidden ``hidden_size``, MLP twice that, 4 heads) with the tiny tokenizer, saved under ``path``.
+def build_causal_lm(
+    path: Path,
+    hidden_size: int = 32,
+    tokenizer_builder: Callable[[Path], Any] | None = None,
+    max_position_embeddings: int = 2048,
+) -> Path:
+    """A 2-layer Llama (hidden ``hidden_size``, MLP twice that, 4 heads) with the tiny tokenizer (or the one
+    ``tokenizer_builder(path)`` builds and saves), saved under ``path``.
 
     The default (hidden 32) learns ``ClickGrid-v0``; ``ClickBox-v0``'s held-out layouts need a wider one (128),
     still 2 layers and CPU-fast (``tests/trainers/test_grpo_heldout.py``).
@@ -80,7 +88,7 @@ def build_causal_lm(path: Path, hidden_size: int = 32) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tokenizer = build_tokenizer(path)
+    tokenizer = (tokenizer_builder or build_tokenizer)(path)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
@@ -88,7 +96,7 @@ def build_causal_lm(path: Path, hidden_size: int = 32) -> Path:
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=2048,
+        max_position_embeddings=max_position_embeddings,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,

@@ -10,23 +10,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.trainers.conftest import have_chromium
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _chromium() -> bool:
-    try:
-        from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium
-    except ImportError:  # playwright missing
-        return False
-    try:
-        find_chromium()
-    except ChromiumNotFoundError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _chromium(), reason="GuiWebGround-v0 needs Chromium (playwright)")
-def test_gpu_check_runs_the_real_config_path_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.skipif(not have_chromium(), reason="GuiWebGround-v0 needs Chromium (playwright)")
+def test_gpu_check_runs_the_real_config_path_on_cpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks/gpu_check.py")
     assert spec is not None and spec.loader is not None
     gpu_check = importlib.util.module_from_spec(spec)

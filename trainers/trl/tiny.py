@@ -63,26 +63,10 @@ def build_tool_tokenizer(path: Path | None = None, vocab_size: int = 800):  # ->
 
 def build_tool_causal_lm(path: Path, hidden_size: int = 32) -> Path:
     """:func:`agents.tiny_models.build_causal_lm` (2-layer Llama, ``torch.manual_seed(0)``) with
-    :func:`build_tool_tokenizer`, saved under ``path``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    :func:`build_tool_tokenizer`, saved under ``path``; 4096 positions, room for a multi-turn tool transcript."""
+    from agents.tiny_models import build_causal_lm
 
-    tokenizer = build_tool_tokenizer(path)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        intermediate_size=2 * hidden_size,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=None,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(path)
-    return path
+    return build_causal_lm(path, hidden_size, tokenizer_builder=build_tool_tokenizer, max_position_embeddings=4096)
 
 
 def teach_transcripts(

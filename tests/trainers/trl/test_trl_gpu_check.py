@@ -12,21 +12,11 @@ from types import ModuleType
 import pytest
 import yaml
 
+from tests.trainers.conftest import have_chromium
+
 pytest.importorskip("trl")
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _chromium() -> bool:
-    try:
-        from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium
-    except ImportError:  # playwright missing
-        return False
-    try:
-        find_chromium()
-    except ChromiumNotFoundError:
-        return False
-    return True
 
 
 def _load() -> ModuleType:
@@ -79,7 +69,7 @@ def test_real_size_model_is_the_3b_text_architecture() -> None:
         check.text_config("real", Wide())
 
 
-@pytest.mark.skipif(not _chromium(), reason="GuiWeb-v0 needs Chromium (playwright)")
+@pytest.mark.skipif(not have_chromium(), reason="GuiWeb-v0 needs Chromium (playwright)")
 def test_trl_gpu_check_runs_its_path_on_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import torch
     from transformers import AutoConfig, AutoTokenizer
