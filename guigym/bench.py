@@ -37,6 +37,10 @@ def has_quick_mode(script: Path) -> bool:
     return '"--quick"' in script.read_text(encoding="utf-8", errors="replace")
 
 
+class UnknownBenchmarkError(ValueError):
+    """``only`` names a script the benchmark folder does not have (a typo would otherwise run nothing, exit 0)."""
+
+
 def run_benchmarks(
     folder: Path = BENCHMARKS, only: list[str] | None = None, timeout_s: float = 600.0,
     console: Console | None = None,
@@ -45,10 +49,15 @@ def run_benchmarks(
 
     Args:
         folder: the benchmark scripts' folder.
-        only: script stems to run; default all.
+        only: script stems to run; default all. A stem the folder lacks raises :class:`UnknownBenchmarkError`
+            before anything runs.
         timeout_s: per-script limit in seconds.
         console: where each script's own output is echoed (``None``: not echoed).
     """
+    known = sorted(p.stem for p in folder.glob("*.py") if not p.name.startswith("_"))
+    unknown = sorted(set(only or ()) - set(known))
+    if unknown:
+        raise UnknownBenchmarkError(f"no benchmark named {', '.join(unknown)} in {folder}; choose from {', '.join(known)}")
     results = []
     # COLUMNS: rich draws a piped script's tables 80 wide, wrapping every row; 160 keeps a row on one line.
     env = {
@@ -102,4 +111,4 @@ def results_table(results: list[BenchResult]) -> Table:
     return table
 
 
-__all__ = ["BENCHMARKS", "BenchResult", "has_quick_mode", "results_table", "run_benchmarks"]
+__all__ = ["BENCHMARKS", "BenchResult", "UnknownBenchmarkError", "has_quick_mode", "results_table", "run_benchmarks"]

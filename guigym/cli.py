@@ -496,7 +496,8 @@ def bench(
     """Run the benchmarks/ scripts in quick mode and print one table."""
     from guigym.bench import BENCHMARKS, results_table, run_benchmarks
 
-    results = run_benchmarks(folder or BENCHMARKS, only, console=None if quiet else console)
+    with user_errors():
+        results = run_benchmarks(folder or BENCHMARKS, only, console=None if quiet else console)
     console.print(results_table(results))
     if any(r.status not in ("ok", "skipped") for r in results):
         raise typer.Exit(1)

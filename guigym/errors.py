@@ -74,6 +74,9 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         found.append(ReportError)
     except ImportError:
         pass
+    from guigym.bench import UnknownBenchmarkError
+
+    found.append(UnknownBenchmarkError)
     return tuple(found)
 
 

@@ -98,6 +98,10 @@ def test_bench_runs_quick_scripts_and_tabulates(tmp_path: Path) -> None:
     assert results["slow"].status == "skipped"
     cli = runner.invoke(app, ["bench", "--folder", str(tmp_path), "--only", "fast", "--quiet"], terminal_width=200)
     assert cli.exit_code == 0 and "guigym benchmarks" in cli.output and "rows: 3" in cli.output
+    # A name the folder lacks is refused in one line that lists the scripts, before anything runs.
+    typo = runner.invoke(app, ["bench", "--folder", str(tmp_path), "--only", "fsat"], terminal_width=200)
+    assert typo.exit_code == 1 and "no benchmark named fsat" in typo.output and "fast" in typo.output
+    assert "Traceback" not in typo.output
 
 
 def test_every_project_benchmark_but_the_gpu_and_probe_helpers_has_a_quick_mode() -> None:
