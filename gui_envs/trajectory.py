@@ -381,8 +381,8 @@ def to_hf_dataset(trajectories: Sequence[Trajectory], root: str | os.PathLike[st
     """Export trajectories as a Hugging Face ``datasets.Dataset`` with one row per step.
 
     Columns: ``trajectory_id``, ``step``, ``instruction``, ``env_id``, ``task``, ``seed``, ``action`` (JSON
-    text), ``output_text``, ``reward``, ``success``, ``image`` (absolute path when ``root`` is given and the
-    step has a screenshot on disk, else ``None``).
+    text), ``output_text``, ``reward``, ``success``, ``image`` (with ``root``: a ``datasets.Image`` feature, the
+    step's screenshot file, ``None`` for a step without one; without ``root``: ``None``).
 
     Raises:
         ImportError: when ``datasets`` is not installed (``pip install guigym[train]``).
@@ -423,7 +423,12 @@ def to_hf_dataset(trajectories: Sequence[Trajectory], root: str | os.PathLike[st
             if root is not None and step.image_path:
                 image = str((Path(root) / traj.id / step.image_path).resolve())
             rows["image"].append(image)
-    return datasets.Dataset.from_dict(rows)
+    dataset = datasets.Dataset.from_dict(rows)
+    if root is not None:
+        # A ``datasets.Image`` feature: rows decode to PIL images, and ``push_to_hub`` / ``save_to_disk`` embed the
+        # files, where a path string would point at this machine's disk.
+        dataset = dataset.cast_column("image", datasets.Image())
+    return dataset
 
 
 def to_jsonable(value: Any, max_array: int = 4096) -> Any:

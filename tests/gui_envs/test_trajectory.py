@@ -144,7 +144,12 @@ def test_export_to_hf_dataset(tmp_path: Path) -> None:
     assert ds[0]["instruction"] == traj.instruction
     assert Action.from_json(ds[0]["action"]) == Action.click(10, 12.5)
     assert ds[1]["action"] is None
-    assert Path(ds[0]["image"]).is_file() and ds[1]["image"] is None
+    import datasets
+
+    # Images are a datasets.Image feature (decoded to PIL), not path strings that only this disk can resolve.
+    assert isinstance(ds.features["image"], datasets.Image)
+    assert ds[0]["image"].size == (traj.steps[0].screenshot.shape[1], traj.steps[0].screenshot.shape[0])
+    assert ds[1]["image"] is None
 
 
 # ----- trajectories that survive anything (issue 9, point 7) --------------------------------------------
