@@ -30,7 +30,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import psutil
+try:
+    import playwright.sync_api  # noqa: F401 - checked here so a missing extra is named before any env is built
+    import psutil
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        f"the browser envs (GuiWeb-*, GuiAndroid-* on the simulated phone, MiniWoB) need {exc.name}: "
+        "pip install 'guigym[web]' (then a Chromium: see README's set-up)"
+    ) from exc
 
 from gui_envs.browser.chromium import find_chromium, launch_args
 
