@@ -133,7 +133,7 @@ def run(
     env_id: Annotated[str, typer.Argument(help="A registered id, for example Sudoku-v0.")],
     agent: Annotated[str, typer.Option("--agent", "-a", help=f"One of: {', '.join(AGENTS)}.")] = "random",
     episodes: Annotated[int, typer.Option("--episodes", "-n", min=1, help="Number of episodes.")] = 3,
-    seed: Annotated[int, typer.Option(help="Seed of the first episode; episode i uses seed + i.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the first episode; episode i uses seed + i.")] = 0,
     record: Annotated[
         Path | None, typer.Option(help="Save trajectories (JSONL + PNG) under this folder.")
     ] = None,
@@ -199,7 +199,7 @@ def eval_(
     pass_k: Annotated[
         list[int] | None, typer.Option("--pass-k", help="k values for pass@k (repeatable).")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Episode i uses seed + i.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Episode i uses seed + i.")] = 0,
     report: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Write the click-offset scatter plot (PNG) here.")] = None,
     kwarg: EnvKwargsOption = None,
@@ -429,7 +429,7 @@ def train_ipl_command(
 @app.command()
 def tasks(
     env_id: Annotated[str, typer.Argument(help="A task env id, for example GuiWeb-Shop-v0 or GuiAndroid-v0.")],
-    seed: Annotated[int, typer.Option(help="Task seed of the example instructions.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Task seed of the example instructions.")] = 0,
     kwarg: EnvKwargsOption = None,
 ) -> None:
     """List an env's task templates: site or app, difficulty, how it is judged, an example instruction."""
@@ -452,7 +452,7 @@ def tasks(
 @app.command()
 def play(
     env_id: Annotated[str, typer.Argument(help="A registered id, for example GuiWeb-v0.")],
-    seed: Annotated[int | None, typer.Option(help="Seed of the first episode.")] = None,
+    seed: Annotated[int | None, typer.Option(min=0, help="Seed of the first episode.")] = None,
     task: Annotated[str | None, typer.Option(help="Task template (see `guigym tasks ENV_ID`).")] = None,
     shots: Annotated[Path, typer.Option(help="Folder for the latest screenshots (PNG).")] = Path("runs/play"),
     kwarg: EnvKwargsOption = None,

@@ -89,6 +89,41 @@ def user_errors(console: Console | None = None) -> Iterator[None]:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         (console or Console(stderr=True)).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
+    except TypeError as exc:
+        message = unknown_env_argument(exc)
+        if message is None:
+            raise
+        (console or Console(stderr=True)).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def unknown_env_argument(exc: TypeError) -> str | None:
+    """One line for gymnasium's "unexpected keyword argument ... raised from the environment creator for ID" (a
+    mistyped ``-k KEY=VALUE``), naming the argument and the ones the env takes; ``None`` for any other TypeError."""
+    import inspect
+    import re
+
+    import gymnasium as gym
+
+    found = re.search(r"unexpected keyword argument '([^']+)' was raised from the environment creator for (\S+)", str(exc))
+    if found is None:
+        return None
+    name, env_id = found.groups()
+    accepted: list[str] = []
+    try:
+        entry = gym.spec(env_id).entry_point
+        creator = gym.envs.registration.load_env_creator(entry) if isinstance(entry, str) else entry
+        for cls in getattr(creator, "__mro__", (creator,)):
+            init = getattr(cls, "__init__", None)
+            if init is None or init is object.__init__:
+                continue
+            for p in inspect.signature(init).parameters.values():
+                if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in accepted:
+                    accepted.append(p.name)
+    except Exception:  # noqa: BLE001 - the hint is a courtesy; the error line stands without it
+        pass
+    takes = f"; it takes {', '.join(accepted)}" if accepted else ""
+    return f"{env_id} has no argument {name!r} (-k {name}=...){takes}"
 
 
 __all__ = ["ModelPathError", "check_config_model", "check_model_path", "user_errors"]

@@ -53,6 +53,8 @@ def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> Non
         (["eval", "GuiOffline-v0", "-k", "dataset=screenspot", "-k", "path=/no/such/folder"], "is not a folder"),
         (["run", "GuiWeb-MiniWoB-click-test-v0", "-a", "oracle", "-n", "1"], "no oracle_action"),
         (["run", "Maze-v0", "-a", "random", "-n", "1", "--task", "x"], "takes no reset options"),
+        # A mistyped -k name: the env's own arguments are listed (gymnasium raised a 40-line TypeError).
+        (["run", "ClickGrid-v0", "-k", "sise=5", "-n", "1"], "ClickGrid-v0 has no argument 'sise' (-k sise=...); it takes rows"),
     ],
 )
 def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str) -> None:
@@ -60,6 +62,12 @@ def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str
     assert result.exit_code == 1, result.output
     assert needle in result.output and "Traceback" not in result.output
     assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("command", ["run", "eval", "play", "tasks"])
+def test_a_negative_seed_is_a_usage_error(command: str) -> None:
+    result = runner.invoke(app, [command, "ClickGrid-v0", "--seed", "-1"], terminal_width=300)
+    assert result.exit_code == 2 and "--seed" in result.output and "Traceback" not in result.output
 
 
 def test_device_without_adb_fails_fast(monkeypatch: pytest.MonkeyPatch) -> None:
