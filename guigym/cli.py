@@ -97,6 +97,8 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
     if name.startswith("replay:"):
         from agents.replay import ReplayAgent
 
+        if not Path(name[7:]).expanduser().is_file():
+            raise typer.BadParameter(f"replay file {name[7:]!r} does not exist (JSON lines of episode_id, step, output)")
         return ReplayAgent(name[7:])
     raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
 
@@ -257,12 +259,34 @@ app.add_typer(train_app, name="train")
 
 def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume: bool) -> Any:
     """A trainer config from YAML plus ``--set`` overrides; a bad key or value is a CLI usage error."""
+    import yaml
+
     from trainers.config_io import ConfigError
 
     try:
         cfg = cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise typer.BadParameter(f"{path} is not valid YAML{where}: {problem}") from None
+    except FileNotFoundError as exc:
+        raise typer.BadParameter(f"no config file {exc.filename or path}") from None
     except (ConfigError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if getattr(cfg, "env_id", None):
+        resolve_env_id(cfg.env_id)  # a typo in the config's env_id: one line with the closest ids
+    data = getattr(cfg, "data", None)
+    # DPO's data may also be a hub dataset id ("org/name"); a path is checked when it looks like one.
+    hub_allowed = cls.__name__ == "DPOConfig"
+    looks_local = isinstance(data, str) and (
+        not hub_allowed or data.startswith((".", "/", "~")) or Path(data).suffix in (".jsonl", ".json", ".parquet", ".csv")
+    )
+    if looks_local and data and not Path(data).expanduser().exists():
+        raise typer.BadParameter(
+            f"data {data!r} does not exist: make it first (the header comment of {path} says how), or point data "
+            "at your own"
+        )
     if isinstance(getattr(cfg, "model", None), str):
         with user_errors():
             check_config_model(cfg.model)

@@ -55,6 +55,7 @@ def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> Non
         (["run", "Maze-v0", "-a", "random", "-n", "1", "--task", "x"], "takes no reset options"),
         # A mistyped -k name: the env's own arguments are listed (gymnasium raised a 40-line TypeError).
         (["run", "ClickGrid-v0", "-k", "sise=5", "-n", "1"], "ClickGrid-v0 has no argument 'sise' (-k sise=...); it takes rows"),
+        (["eval", "GuiOffline-v0", "-k", "dataset=screenspot_v3"], "no dataset named 'screenspot_v3'; known: aitz"),
     ],
 )
 def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str) -> None:
@@ -127,3 +128,23 @@ def test_module_doctests(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "ClickGrid-v0", "-a", "replay:/no/such.jsonl", "-n", "1"], "replay file '/no/such.jsonl' does not exist"),
+        (["train", "grpo", "-c", "BAD_YAML"], "is not valid YAML (line 3, column 1)"),
+        (["train", "grpo", "-c", "configs/grpo_tiny_cpu.yaml", "--set", "env_id=ClickGrd-v0"], "Did you mean"),
+        (["train", "sft", "-c", "configs/sft_tiny_cpu.yaml", "--set", "data=/no/such"], "data '/no/such' does not exist"),
+        (["train", "dpo", "-c", "configs/dpo_tiny_cpu.yaml", "--set", "data=/no/such.jsonl"], "does not exist: make it"),
+        (["train", "ipl", "-c", "configs/ipl_tiny_cpu.yaml", "--set", "data=/no/such"], "does not exist: make it"),
+    ],
+)
+def test_usage_mistakes_are_one_usage_error(args: list[str], needle: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])  # the configs/ paths as the README writes them
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: x\nenv_id: [unclosed\n")
+    result = runner.invoke(app, [str(bad) if a == "BAD_YAML" else a for a in args], terminal_width=400)
+    assert result.exit_code == 2, result.output
+    assert needle in " ".join(result.output.split()) and "Traceback" not in result.output

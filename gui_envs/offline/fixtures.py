@@ -273,7 +273,9 @@ def write_fixture(name: str, root: str | Path) -> Path:
     import shutil
 
     if name not in _WRITERS:
-        raise KeyError(f"no fixture for {name!r}; known: {', '.join(sorted(_WRITERS))}")
+        from gui_envs.offline.records import OfflineDatasetError
+
+        raise OfflineDatasetError(f"no dataset named {name!r}; known: {', '.join(sorted(_WRITERS))}")
     folder = Path(root) / name
     marker = folder / f".complete-v{FIXTURE_VERSION}"
     if not marker.exists():
