@@ -12,7 +12,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import Action, coerce_action
 from gui_envs.errors import ResetNeededError
 from gui_envs.lifecycle import GuardedClose, ResetOption, check_render_mode, guarded_reset, guarded_step
 from gui_envs.offline.conventions import convention_for
@@ -72,8 +73,8 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Action
 
-    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model text in any form
-    ``parse_action_text`` reads. The space is an :class:`~gui_envs.actions.ActionSpace` whose viewport follows
+    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form or its JSON (plain or GUI-R1;
+    ``gui_r1`` also reads its own answer text). The space is an :class:`~gui_envs.action_space.ActionSpace` whose viewport follows
     the current record's screen size (pixels), so random clicks land on the screen shown. Unparseable input scores 0 and sets ``info["action_error"]``.
 
     ## Reward
