@@ -41,7 +41,7 @@ from gui_envs.actions import (
     NotAnActionError,
     actions_from_json,
 )
-from gui_envs.json_scan import between, first_json
+from gui_envs.json_scan import answer_body, between, first_json
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]
@@ -203,8 +203,7 @@ def _parse(text: Any) -> ParseResult:
         return ParseResult(error=too_long)
     think = between(text, "<think>", "</think>", need_close=True)
     think = think.strip() if think is not None else None
-    answer = between(text, "<answer>", "</answer>", need_close=False)
-    body = answer if answer is not None else text
+    body = answer_body(text)
     if not body.strip():
         return ParseResult(error=ParseError("empty", "no answer in the output"), think=think)
     payload, failure = first_json(body)
