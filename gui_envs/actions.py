@@ -13,7 +13,9 @@ Actions round-trip through two JSON forms:
 
 :func:`actions_from_json` reads either form (or a list of them) from decoded JSON, and :func:`coerce_action`
 is what every env's ``step`` runs on its input. Reading *model output* (``<think>``/``<answer>`` tags, prose,
-code fences, Python quotes) is the agent's job: :func:`agents.parsing.parse_action_text`.
+code fences, Python quotes) is the agent's job: :func:`agents.parsing.parse_action_text`. (The offline envs,
+scorers of predictions made elsewhere, read output text as their datasets do:
+:func:`gui_envs.offline.env.read_prediction`.)
 
 Validation errors raised by the constructor are :class:`InvalidActionError`, a ``ValueError``. Environments
 never let them escape ``step``: a malformed action is a no-op with a penalty and ``info["action_error"]``.
