@@ -17,10 +17,17 @@ import numpy as np
 
 from agents.base import AgentOutput, BaseAgent
 from agents.generation import Conversation, Generator, SamplingParams
-from agents.parsing import NORM_1000, CoordinateFrame, coat_action, parse_coat_decision, screen_size_of
+from agents.parsing import (
+    NORM_1000,
+    CoordinateFrame,
+    ParseError,
+    coat_action,
+    parse_coat_decision,
+    screen_size_of,
+)
 from agents.prompts.coat import TURNS, coat_user_turn
 from agents.prompts.observation import instruction_of, render_history
-from gui_envs.actions import Action, ParseError
+from gui_envs.actions import Action
 
 
 @dataclass

@@ -7,6 +7,8 @@ from typing import Any
 import gymnasium as gym
 
 from agents.base import AgentOutput, BaseAgent
+from agents.episode import run_episode
+from gui_envs.trajectory import Trajectory
 
 
 class OracleUnavailableError(TypeError):
@@ -32,3 +34,11 @@ class OracleAgent(BaseAgent):
 
     def act(self, observation: Any) -> AgentOutput:
         return AgentOutput(action=self.env.unwrapped.oracle_action())
+
+
+def record_oracle(env: gym.Env[Any, Any], task: str, seed: int, max_steps: int = 40) -> Trajectory:
+    """Play ``task``'s oracle plan on task seed ``seed`` in ``env`` (a web or phone env) and return the episode.
+
+    These are the expert demonstrations that CORE's label functions (seed 002, sec. 3.1) are synthesised from.
+    """
+    return run_episode(env, OracleAgent(env), options={"task": task, "seed": seed}, max_steps=max_steps)

@@ -3,8 +3,9 @@
 Two output formats are understood:
 
 * **GUI-R1** (seeds 000 and 001): ``<think>...</think><answer>[{"action": ..., "point": [x, y],
-  "input_text": ...}]</answer>``. Parsing delegates to :func:`gui_envs.actions.parse_action_text`; this
-  module only adds the coordinate-frame conversion.
+  "input_text": ...}]</answer>``. :func:`parse_action_text` reads it, and the plain action JSON, from
+  whatever the model wrote around it; :func:`parse_gui_r1` adds the coordinate-frame conversion and
+  :func:`format_gui_r1` writes it.
 * **CoaT** (MobileIPL, seed 003 sec. 3.1 and App. "CoaT Multi-turn Dialogue Prompts"): an *action
   decision* turn in words (``click Search``, ``scroll down``, ``type "milk"``, ``press Back``, ``stop``)
   and, for clicks, a *grounding* turn ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` on a 0-1000 scale.
@@ -14,15 +15,17 @@ Coordinates. Models write points in their own frame: Qwen2-VL / OS-Atlas / Mobil
 :class:`CoordinateFrame` names the frame and converts explicitly; every :class:`Action` this module returns
 is in **screenshot pixels** ``(x right, y down, origin top-left)``, as the env expects.
 
-Nothing here raises on model output: failures come back as a :class:`~gui_envs.actions.ParseError` with a
-stable ``code`` (``empty``, ``too_long``, ``no_json``, ``invalid_json``, ``not_an_action``,
-``invalid_action``, ``unknown_action``, ``missing_argument``, ``no_box``, ``no_screen_size``). Every parser
-runs in time linear in its input and refuses text longer than
-:data:`~gui_envs.actions.MAX_OUTPUT_CHARS` characters (``too_long``).
+Nothing here raises on model output: failures come back as a :class:`ParseError` with a stable ``code``
+(``empty``, ``too_long``, ``no_json``, ``invalid_json``, ``not_an_action``, ``invalid_action``,
+``unknown_action``, ``missing_argument``, ``no_box``, ``no_screen_size``). Every parser runs in time linear
+in its input and refuses text longer than :data:`~gui_envs.actions.MAX_OUTPUT_CHARS` characters
+(``too_long``). The env's own reader (:func:`gui_envs.actions.coerce_action`) takes only JSON; this module is
+where model text becomes an action.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -35,11 +38,10 @@ from gui_envs.actions import (
     POINTER_TYPES,
     Action,
     InvalidActionError,
-    ParseError,
-    ParseResult,
-    parse_action_text,
+    NotAnActionError,
+    actions_from_json,
 )
-from gui_envs.json_scan import between
+from gui_envs.json_scan import answer_body, between, first_json
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]
@@ -140,6 +142,87 @@ def screen_size_of(observation: Any) -> ScreenSize | None:
 
 
 # ----- GUI-R1 ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """Why a piece of model output is not an action.
+
+    Attributes:
+        code: a stable machine-readable reason (see the module docstring), e.g. ``empty``, ``too_long`` (over
+            :data:`~gui_envs.actions.MAX_OUTPUT_CHARS`), ``no_json``, ``invalid_json``, ``not_an_action``,
+            ``invalid_action``.
+        message: a human-readable explanation.
+        snippet: the part of the text that failed (at most 200 characters).
+    """
+
+    code: str
+    message: str
+    snippet: str = ""
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of a parser here: either ``actions`` (at least one) or an ``error``."""
+
+    actions: tuple[Action, ...] = ()
+    error: ParseError | None = None
+    think: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.actions)
+
+    @property
+    def action(self) -> Action | None:
+        """The first action, or ``None`` when parsing failed."""
+        return self.actions[0] if self.actions else None
+
+
+def parse_action_text(text: Any) -> ParseResult:
+    """Parse model output into actions (points as the model wrote them). Never raises.
+
+    Accepts, in order of preference, the content of an ``<answer>`` tag, a fenced code block, or the first
+    JSON object or list in the text (:func:`gui_envs.json_scan.first_json`). The JSON may be a GUI-R1 entry
+    (``{"action": ...}``), a list of them, or a plain action (``{"type": ...}``), read by
+    :func:`gui_envs.actions.actions_from_json`. Python-style single quotes are tolerated.
+
+    Runs in time linear in ``len(text)``; text longer than :data:`~gui_envs.actions.MAX_OUTPUT_CHARS`
+    characters is refused with the error code ``too_long`` without being read.
+    """
+    try:
+        return _parse(text)
+    except Exception as exc:  # the contract is "never raises"; anything unforeseen becomes a parse error
+        return ParseResult(error=ParseError("invalid_action", f"{type(exc).__name__}: {exc}", _snip(text)))
+
+
+def _parse(text: Any) -> ParseResult:
+    if not isinstance(text, str):
+        return ParseResult(error=ParseError("empty", f"expected text, got {type(text).__name__}"))
+    if (too_long := _too_long(text)) is not None:
+        return ParseResult(error=too_long)
+    think = between(text, "<think>", "</think>", need_close=True)
+    think = think.strip() if think is not None else None
+    body = answer_body(text)
+    if not body.strip():
+        return ParseResult(error=ParseError("empty", "no answer in the output"), think=think)
+    payload, failure = first_json(body)
+    if failure is not None:
+        return ParseResult(error=ParseError(*failure), think=think)
+    try:
+        return ParseResult(actions=actions_from_json(payload), think=think)
+    except NotAnActionError as exc:
+        return ParseResult(error=ParseError("not_an_action", str(exc), _snip(body)), think=think)
+    except (InvalidActionError, TypeError) as exc:
+        return ParseResult(error=ParseError("invalid_action", str(exc), _snip(body)), think=think)
+
+
+def format_gui_r1(actions: Action | Sequence[Action], think: str | None = None) -> str:
+    """Write actions in the GUI-R1 answer format (``<think>`` is omitted when ``think`` is ``None``)."""
+    seq = [actions] if isinstance(actions, Action) else list(actions)
+    answer = json.dumps([a.to_gui_r1() for a in seq], ensure_ascii=False)
+    prefix = f"<think>{think}</think>" if think is not None else ""
+    return f"{prefix}<answer>{answer}</answer>"
 
 
 def parse_gui_r1(
@@ -509,4 +592,6 @@ def _snip(text: Any) -> str:
 def _too_long(text: str) -> ParseError | None:
     if len(text) <= MAX_OUTPUT_CHARS:
         return None
-    return ParseError("too_long", f"the output is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read")
+    return ParseError(
+        "too_long", f"the output is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read", _snip(text)
+    )

@@ -7,13 +7,13 @@ from typing import Any
 import gymnasium as gym
 
 from agents.base import AgentOutput, BaseAgent
-from gui_envs.actions import ActionSpace, visible_words
+from gui_envs.action_space import ActionSpace, visible_words
 
 
 class RandomAgent(BaseAgent):
     """Samples the env's action space with its own seeded generator.
 
-    On GUI envs (an :class:`~gui_envs.actions.ActionSpace`) a sample is a valid random action inside the
+    On GUI envs (an :class:`~gui_envs.action_space.ActionSpace`) a sample is a valid random action inside the
     screenshot: mostly clicks at random pixels, sometimes typing a word read from the current observation's
     elements, scrolling, going back or stopping (weights in :mod:`gui_envs.action_space`). For text action
     spaces (the grid answer modes) a sample is random characters, which the env scores as a malformed or wrong

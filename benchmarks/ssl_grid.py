@@ -68,7 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import gymnasium as gym  # noqa: E402
 
 import gui_envs  # noqa: E402,F401  (registers Maze-v0)
-from gui_envs.actions import ParseError  # noqa: E402
+from agents.parsing import ParseError  # noqa: E402
 from gui_envs.grid.maze import MazeEnv  # noqa: E402
 from gui_envs.grid.maze_gen import WALL  # noqa: E402
 

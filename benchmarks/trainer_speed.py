@@ -204,7 +204,7 @@ def main() -> None:
 
     from tqdm.auto import tqdm
 
-    from tests.agents.tiny_models import build_causal_lm
+    from agents.tiny_models import build_causal_lm
 
     tmp = Path(tempfile.mkdtemp(prefix="trainer-speed-"))
     model = build_causal_lm(tmp / "tiny")

@@ -2,9 +2,9 @@
 
 :class:`ActionSpace` is what ``env.action_space`` is on the web, phone, MiniWoB, grounding (text mode) and
 offline envs. Its ``contains`` is :func:`~gui_envs.actions.coerce_action`'s verdict (an ``Action``, its dict
-form, or model text that parses), and ``sample()`` is a valid random action inside the viewport, so that
+form, or its JSON text), and ``sample()`` is a valid random action inside the viewport, so that
 :class:`agents.random_agent.RandomAgent` is a real random-click baseline rather than a stream of malformed
-text. Import it as ``gui_envs.actions.ActionSpace``.
+text.
 
 A sample is drawn in two steps: a kind, with the probabilities of :data:`DEFAULT_WEIGHTS` (or the
 ``weights`` given), then its arguments, uniformly:

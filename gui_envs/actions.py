@@ -4,15 +4,18 @@ An :class:`Action` is a small frozen record. Coordinates are in **screenshot pix
 action answers (x to the right, y down, origin top-left); converting from a model's normalised frame is the
 parser's job in ``agents/``, never the env's.
 
-Actions round-trip through three text forms:
+Actions round-trip through two JSON forms:
 
 * plain JSON (``Action.to_json`` / ``Action.from_json``), the on-disk form in trajectories;
-* the GUI-R1 answer format (seed 001, App. F.1):
-  ``<think>...</think><answer>[{"action": "click", "point": [x, y], "input_text": ""}]</answer>``,
-  where non-pointer actions carry the sentinel point ``[-100, -100]``;
-* any mix of the two inside model output (:func:`parse_action_text`), which never raises: malformed text
-  gives a :class:`ParseResult` whose ``error`` says what was wrong. It runs in time linear in the text's
-  length and refuses text longer than :data:`MAX_OUTPUT_CHARS`.
+* the GUI-R1 answer entry (seed 001, App. F.1) ``{"action": "click", "point": [x, y], "input_text": ""}``
+  (``Action.to_gui_r1`` / ``Action.from_gui_r1``), where non-pointer actions carry the sentinel point
+  ``[-100, -100]``.
+
+:func:`actions_from_json` reads either form (or a list of them) from decoded JSON, and :func:`coerce_action`
+is what every env's ``step`` runs on its input. Reading *model output* (``<think>``/``<answer>`` tags, prose,
+code fences, Python quotes) is the agent's job: :func:`agents.parsing.parse_action_text`. (The offline envs,
+scorers of predictions made elsewhere, read output text as their datasets do:
+:func:`gui_envs.offline.env.read_prediction`.)
 
 Validation errors raised by the constructor are :class:`InvalidActionError`, a ``ValueError``. Environments
 never let them escape ``step``: a malformed action is a no-op with a penalty and ``info["action_error"]``.
@@ -32,8 +35,6 @@ import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
-
-from gui_envs.json_scan import between, first_json
 
 ActionType = Literal[
     "click",
@@ -78,8 +79,9 @@ MAX_ANSWER_CHARS = 4096
 MAX_URL_CHARS = 8192
 #: Most characters of a name-like field: ``element_id``, ``key``, ``app``, ``direction``, ``target``, ``status``.
 MAX_NAME_CHARS = 256
-#: Most characters :func:`parse_action_text` reads; longer model output is an error result (``too_long``).
-#: 100k characters is about 25k tokens, far over any generation budget an agent here uses.
+#: Most characters of action text :func:`coerce_action` (and the model-output parser in ``agents.parsing``)
+#: reads; longer text is an error result (``too_long``). 100k characters is about 25k tokens, far over any
+#: generation budget an agent here uses.
 MAX_OUTPUT_CHARS = 100_000
 
 _MAX_CHARS = {
@@ -479,130 +481,55 @@ def _gui_r1_point(value: Any, has_point: bool = False) -> Point | None:
     return None if point == SENTINEL_POINT and not has_point else point
 
 
-# ----- parsing model output ----------------------------------------------------------------------------
+# ----- reading decoded JSON ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ParseError:
-    """Why a piece of model output is not an action.
+class NotAnActionError(InvalidActionError):
+    """Decoded JSON that is no action at all: an empty list, a list item that is not an object, or an object
+    with neither ``action`` (GUI-R1) nor ``type`` (plain form)."""
 
-    Attributes:
-        code: a stable machine-readable reason: ``empty``, ``too_long`` (over :data:`MAX_OUTPUT_CHARS`),
-            ``no_json``, ``invalid_json``, ``not_an_action``, ``invalid_action``.
-        message: a human-readable explanation.
-        snippet: the part of the text that failed (at most 200 characters).
+
+def actions_from_json(payload: Any) -> tuple[Action, ...]:
+    """The actions in decoded JSON: one object or a non-empty list of them, each a GUI-R1 entry (it has
+    ``action`` or ``action_type``) or the plain form (it has ``type``).
+
+    >>> actions_from_json([{"action": "click", "point": [3, 4], "input_text": ""}]) == (Action.click(3, 4),)
+    True
+
+    Raises:
+        NotAnActionError: when ``payload`` holds no action object.
+        InvalidActionError: when an object's fields do not make a valid action.
     """
-
-    code: str
-    message: str
-    snippet: str = ""
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """The outcome of :func:`parse_action_text`: either ``actions`` (at least one) or an ``error``."""
-
-    actions: tuple[Action, ...] = ()
-    error: ParseError | None = None
-    think: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and bool(self.actions)
-
-    @property
-    def action(self) -> Action | None:
-        """The first action, or ``None`` when parsing failed."""
-        return self.actions[0] if self.actions else None
-
-
-def parse_action_text(text: Any) -> ParseResult:
-    """Parse model output into actions. Never raises.
-
-    Accepts, in order of preference, the content of an ``<answer>`` tag, a fenced code block, or the first
-    JSON object or list in the text. The JSON may be a GUI-R1 entry (``{"action": ...}``), a list of them,
-    or a plain action (``{"type": ...}``). Python-style single quotes are tolerated.
-
-    Runs in time linear in ``len(text)``; text longer than :data:`MAX_OUTPUT_CHARS` characters is refused
-    with the error code ``too_long`` without being read.
-    """
-    try:
-        return _parse(text)
-    except Exception as exc:  # the contract is "never raises"; anything unforeseen becomes a parse error
-        return ParseResult(error=ParseError("invalid_action", f"{type(exc).__name__}: {exc}", _snip(text)))
-
-
-def _parse(text: Any) -> ParseResult:
-    if not isinstance(text, str):
-        return ParseResult(error=ParseError("empty", f"expected text, got {type(text).__name__}"))
-    if len(text) > MAX_OUTPUT_CHARS:
-        return ParseResult(
-            error=ParseError(
-                "too_long",
-                f"the output is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read",
-                _snip(text),
-            )
-        )
-    think = between(text, "<think>", "</think>", need_close=True)
-    think = think.strip() if think is not None else None
-    answer = between(text, "<answer>", "</answer>", need_close=False)
-    body = answer if answer is not None else text
-    if not body.strip():
-        return ParseResult(error=ParseError("empty", "no answer in the output"), think=think)
-    payload, failure = first_json(body)
-    if failure is not None:
-        return ParseResult(error=ParseError(*failure), think=think)
     entries = payload if isinstance(payload, list) else [payload]
     if not entries:
-        return ParseResult(
-            error=ParseError("not_an_action", "the answer is an empty list", _snip(body)), think=think
-        )
+        raise NotAnActionError("the answer is an empty list")
     actions = []
     for entry in entries:
         if not isinstance(entry, dict):
-            return ParseResult(
-                error=ParseError("not_an_action", "each action must be a JSON object", _snip(body)),
-                think=think,
-            )
-        try:
-            if "action" in entry or "action_type" in entry:
-                actions.append(Action.from_gui_r1(entry))
-            elif "type" in entry:
-                actions.append(Action.from_dict(entry))
-            else:
-                return ParseResult(
-                    error=ParseError("not_an_action", "object has neither 'action' nor 'type'", _snip(body)),
-                    think=think,
-                )
-        except (InvalidActionError, TypeError) as exc:
-            return ParseResult(error=ParseError("invalid_action", str(exc), _snip(body)), think=think)
-    return ParseResult(actions=tuple(actions), think=think)
-
-
-def _snip(text: Any) -> str:
-    return str(text)[:200]
-
-
-def format_gui_r1(actions: Action | list[Action] | tuple[Action, ...], think: str | None = None) -> str:
-    """Write actions in the GUI-R1 answer format (``<think>`` is omitted when ``think`` is ``None``)."""
-    seq = [actions] if isinstance(actions, Action) else list(actions)
-    answer = json.dumps([a.to_gui_r1() for a in seq], ensure_ascii=False)
-    prefix = f"<think>{think}</think>" if think is not None else ""
-    return f"{prefix}<answer>{answer}</answer>"
+            raise NotAnActionError("each action must be a JSON object")
+        if "action" in entry or "action_type" in entry:
+            actions.append(Action.from_gui_r1(entry))
+        elif "type" in entry:
+            actions.append(Action.from_dict(entry))
+        else:
+            raise NotAnActionError("object has neither 'action' nor 'type'")
+    return tuple(actions)
 
 
 def coerce_action(action: Any, allow_point: bool = False) -> tuple[Action | None, str | None]:
     """The :class:`Action` that whatever an env's ``step`` received stands for, or why there is none.
 
-    Accepts an ``Action``, a dict (plain JSON form), text or UTF-8 bytes (plain JSON or GUI-R1, through
-    :func:`parse_action_text`) and, with ``allow_point``, a length-2 list, tuple or array ``(x, y)`` in
-    screenshot pixels, read as a click (the ``Box`` action of the grounding envs). Numbers may be Python or
-    numpy scalars; every field is checked as :class:`Action` checks it (types, ``MAX_COORDINATE``, text
-    caps). Never raises, whatever it is given: envs turn the message into ``info["action_error"]``.
+    Accepts an ``Action``, a dict (plain JSON form), JSON text or UTF-8 bytes (an action in the plain or the
+    GUI-R1 form, or a list of them, read by :func:`actions_from_json`; the first action counts) and, with
+    ``allow_point``, a length-2 list, tuple or array ``(x, y)`` in screenshot pixels, read as a click (the
+    ``Box`` action of the grounding envs). Numbers may be Python or numpy scalars; every field is checked as
+    :class:`Action` checks it (types, ``MAX_COORDINATE``, text caps). Text must be JSON: model output with
+    prose or ``<answer>`` tags goes through :func:`agents.parsing.parse_action_text` first. Never raises,
+    whatever it is given: envs turn the message into ``info["action_error"]``.
 
     >>> coerce_action('{"type": "click", "point": [3, 4]}')[0] == Action.click(3, 4)
     True
-    >>> coerce_action("not an action")[1].startswith("malformed action (no_json)")
+    >>> coerce_action("not an action")[1].startswith("malformed action (invalid_json)")
     True
     >>> coerce_action({"type": "click", "point": [10**400, 0]})[1]
     'malformed action: point must be a finite number, got 100000000000000000...0000000000000000000'
@@ -629,10 +556,7 @@ def _coerce(action: Any, allow_point: bool) -> tuple[Action | None, str | None]:
                     text = bytes(action).decode("utf-8")
                 except UnicodeDecodeError as exc:
                     return None, f"malformed action: bytes are read as UTF-8 text and these are not ({exc})"
-            result = parse_action_text(text)
-            if result.error is not None:
-                return None, f"malformed action ({result.error.code}): {result.error.message}"
-            return result.actions[0], None
+            return _from_text(text)
         if allow_point:
             return Action("click", point=action), None
     except InvalidActionError as exc:
@@ -640,11 +564,20 @@ def _coerce(action: Any, allow_point: bool) -> tuple[Action | None, str | None]:
     return None, f"unsupported action type {type(action).__name__}; pass an Action, a dict or text"
 
 
-def __getattr__(name: str) -> Any:
-    # The space lives in its own module (it needs gymnasium and imports this one); ``gui_envs.actions`` is where
-    # users look for it, so it is re-exported here, lazily, which keeps the import graph free of cycles.
-    if name in ("ActionSpace", "visible_words"):
-        from gui_envs import action_space
-
-        return getattr(action_space, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def _from_text(text: str) -> tuple[Action | None, str | None]:
+    if len(text) > MAX_OUTPUT_CHARS:
+        return None, (
+            f"malformed action (too_long): the text is {len(text)} characters; at most {MAX_OUTPUT_CHARS} are read"
+        )
+    try:
+        payload = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # ValueError: not JSON, or an int over Python's digit limit
+        return None, (
+            f"malformed action (invalid_json): {str(exc)[:120]}; env.step reads an action as JSON "
+            '({"type": "click", "point": [x, y]} or GUI-R1\'s [{"action": ...}]): read model output with '
+            "agents.parsing.parse_action_text first"
+        )
+    try:
+        return actions_from_json(payload)[0], None
+    except NotAnActionError as exc:
+        return None, f"malformed action (not_an_action): {exc}"

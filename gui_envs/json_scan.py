@@ -132,6 +132,13 @@ def between(text: str, opener: str, closer: str, need_close: bool) -> str | None
     return text[opened.end() : closed.start()]
 
 
+def answer_body(text: str) -> str:
+    """The answer part of model output: what follows ``<answer>`` (up to ``</answer>``, if it is there), or the
+    whole text when there is no such tag. Linear in ``len(text)``."""
+    body = between(text, "<answer>", "</answer>", need_close=False)
+    return text if body is None else body
+
+
 def first_json(body: str) -> tuple[Any, tuple[str, str, str] | None]:
     """Decode the first JSON object or list in ``body`` (inside its first fenced block, if any).
 

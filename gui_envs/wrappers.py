@@ -599,8 +599,8 @@ def with_reward(env: gym.Env[Any, Any], reward: str = "ssl", **kwargs: Any) -> g
 def as_action(action: Any) -> Action | None:
     """The :class:`~gui_envs.actions.Action` that ``action`` stands for, or ``None`` when it is malformed.
 
-    Accepts an Action, a dict (Action JSON), text (JSON or GUI-R1, via
-    :func:`~gui_envs.actions.parse_action_text`) and a Box point ``(x, y)`` in pixels (a click). Never raises.
+    Accepts an Action, a dict (Action JSON), JSON text (plain or GUI-R1, via
+    :func:`~gui_envs.actions.coerce_action`) and a Box point ``(x, y)`` in pixels (a click). Never raises.
 
     >>> as_action(np.array([12.0, 40.0]))
     Action(type='click', point=(12.0, 40.0), element_id=None, text=None, direction=None, amount=None, end_point=None, key=None, app=None, target=None, url=None, duration=None, answer=None, status=None)

@@ -10,11 +10,13 @@ guigym report runs/web                        one HTML page (and a GIF per episo
 guigym bench                                  every benchmark in quick mode, one table
 guigym eval GuiOffline-v0 -k dataset=screenspot --agent hf:PATH --report r.json --plot offsets.png
 guigym demo [--quick]                         what ``./run demo`` shows: the mission in miniature
+guigym tiny-model runs/tiny-llama                the tiny test model the configs name (--hidden-size 64, 128)
+guigym pairs runs/box-pairs/train.parquet     DPO pairs from ClickBox-v0 layouts
 guigym train grpo --config configs/grpo_tiny_cpu.yaml --set num_steps=20
-guigym train sft --config configs/sft_tiny_cpu.yaml --set data=runs/demos
+guigym train sft --config configs/sft_tiny_cpu.yaml       (README: the lines that make each config's data)
 guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
-guigym train dpo --config configs/dpo_tiny_cpu.yaml --set data=pairs.parquet
-guigym train ipl --config configs/ipl_tiny_cpu.yaml --set data=runs/android-demos
+guigym train dpo --config configs/dpo_tiny_cpu.yaml
+guigym train ipl --config configs/ipl_tiny_cpu.yaml
 """
 
 from __future__ import annotations
@@ -525,6 +527,34 @@ def bench(
     console.print(results_table(results))
     if any(r.status not in ("ok", "skipped") for r in results):
         raise typer.Exit(1)
+
+
+# ----- starter data for the tiny configs: the model and the pair file that `guigym train` lines need ---------------
+@app.command("tiny-model")
+def tiny_model(
+    path: Annotated[Path, typer.Argument(help="Folder to save the model and tokenizer in, e.g. runs/tiny-llama.")],
+    hidden_size: Annotated[int, typer.Option(min=4, help="Hidden size (the configs use 32, 64 or 128).")] = 32,
+) -> None:
+    """Build the tiny, randomly initialised 2-layer Llama and its tokenizer under PATH (nothing is downloaded)."""
+    from agents.tiny_models import build_causal_lm
+
+    if hidden_size % 4:
+        raise typer.BadParameter(f"--hidden-size must be a multiple of 4 (the model has 4 heads), got {hidden_size}")
+    console.print(f"tiny model (hidden size {hidden_size}) saved to {build_causal_lm(path, hidden_size=hidden_size)}")
+
+
+@app.command()
+def pairs(
+    out: Annotated[Path, typer.Argument(help="Parquet file to write, e.g. runs/box-pairs/train.parquet.")],
+    layouts: Annotated[int, typer.Option("--layouts", "-n", min=1, help="ClickBox-v0 layouts (reset seeds) to read.")] = 64,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the first layout; layout i uses seed + i.")] = 0,
+    boxes: Annotated[int, typer.Option(min=2, help="Boxes per layout.")] = 2,
+) -> None:
+    """Write DPO pairs in TRL's format from ClickBox-v0 layouts: the target box's cell chosen, another's rejected."""
+    from trainers.dpo_pairs import write_box_pairs
+
+    path, count = write_box_pairs(out, layouts, seed_start=seed, n_boxes=boxes)
+    console.print(f"{count} pairs (seeds {seed}..{seed + layouts - 1}, layouts with a shared cell skipped) -> {path}")
 
 
 def main() -> None:

@@ -43,9 +43,8 @@ def check_config_model(model: str) -> None:
     looks_local = model.startswith((".", "/", "~")) or (len(Path(model).parts) > 1 and Path(first).is_dir())
     if looks_local and not path.exists():
         raise ModelPathError(
-            f"model {model!r} does not exist. Build the tiny test model there with `python -c \"from "
-            "agents.tiny_models import build_causal_lm as b; from pathlib import Path; "
-            f"b(Path('{model}'))\"` or point `model` at a folder saved with save_pretrained"
+            f"model {model!r} does not exist. Build the tiny test model there with `guigym tiny-model {model}` "
+            "(--hidden-size as the config's header says) or point `model` at a folder saved with save_pretrained"
         )
 
 

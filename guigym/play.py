@@ -8,7 +8,7 @@ latest screenshot (a PNG under ``--shots``), and reads one action per line:
 * ``type 7 hello world``: type into element 7; ``press Enter``; ``scroll down``; ``back``;
 * ``stop`` or ``stop the answer``: end the episode (with an answer);
 * ``0``-``3`` and other integers: a ``Discrete`` action (``Maze-v0`` navigate: 0 up, 1 right, 2 down, 3 left);
-* anything else (Action JSON, GUI-R1 text, a Sudoku grid) goes to ``env.step`` as it is;
+* anything else (Action JSON, GUI-R1 JSON, a Sudoku grid) goes to ``env.step`` as it is;
 * ``r``: new episode; ``q``: quit.
 
 Every line read comes from ``input_stream``, so a test (or a script) drives it through stdin.

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agents.parsing import ParseError
 from agents.prompts.formats import Conversation, PromptContext
-from gui_envs.actions import Action, ParseError
+from gui_envs.actions import Action
 
 #: Cell labels in reading order (the same as ``gui_envs.grid.click_grid.LABELS``).
 LABELS = "abcdefghi"

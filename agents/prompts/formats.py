@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agents.parsing import PIXELS, CoordinateFrame, parse_gui_r1, screen_size_of
+from agents.parsing import PIXELS, CoordinateFrame, ParseError, parse_gui_r1, screen_size_of
 from agents.prompts.gui_r1 import gui_r1_messages, vocabulary
 from agents.prompts.observation import is_gui_observation, render_history, render_observation_text
-from gui_envs.actions import Action, ParseError
+from gui_envs.actions import Action
 
 Conversation = list[dict[str, Any]]
 

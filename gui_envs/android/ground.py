@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import Action, coerce_action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.errors import ResetNeededError
@@ -158,7 +159,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
     With ``action_type="box"`` the observation is only the screenshot ``Box(0, 255, (H, W, 3), uint8)``,
     with the instruction drawn in a dark banner over its top ``BANNER_PX`` rows (targets never sit under it).
 
-    **Action**: ``action_type="text"`` (default): Action JSON / GUI-R1 text (or an ``Action``) whose ``point``
+    **Action**: ``action_type="text"`` (default): Action JSON / GUI-R1 JSON (or an ``Action``) whose ``point``
     (screenshot pixels) or ``element_id`` is the tap target; ``action_type="box"``:
     ``Box(low=[0, 0], high=[W - 1, H - 1], (2,), float32)``, the tap point in screenshot pixels, so SB3
     policies can train on it.

@@ -23,7 +23,7 @@ from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, g
 TARGET_BY = ("label", "colour")
 #: Box labels are drawn from these digits (not letters: the ``box`` output format names answer cells by letter).
 LABEL_POOL = string.digits
-#: Characters an action string may hold (the env parses JSON / GUI-R1 text; anything else is malformed).
+#: Characters an action string may hold (the env reads Action or GUI-R1 JSON; anything else is malformed).
 _CHARSET = string.printable
 #: Box colours by name (RGB); a colour-named target (``target_by="colour"``) is the box filled with one of them.
 COLOURS = {

@@ -19,7 +19,7 @@ from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, g
 
 #: Cell labels in reading order.
 LABELS = "abcdefghi"
-#: Characters an action string may hold (the env parses JSON / GUI-R1 text; anything else is malformed).
+#: Characters an action string may hold (the env reads Action or GUI-R1 JSON; anything else is malformed).
 _CHARSET = string.printable
 _PALETTE = np.array(
     [[230, 57, 70], [241, 143, 1], [255, 209, 102], [6, 214, 160], [17, 138, 178], [7, 59, 76],

@@ -12,8 +12,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import MAX_OUTPUT_CHARS, Action, InvalidActionError, actions_from_json, coerce_action
 from gui_envs.errors import ResetNeededError
+from gui_envs.json_scan import answer_body, first_json
 from gui_envs.lifecycle import GuardedClose, ResetOption, check_render_mode, guarded_reset, guarded_step
 from gui_envs.offline.conventions import convention_for
 from gui_envs.offline.fixtures import write_fixture
@@ -72,8 +74,8 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Action
 
-    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model text in any form
-    ``parse_action_text`` reads. The space is an :class:`~gui_envs.actions.ActionSpace` whose viewport follows
+    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model output text as
+    :func:`read_prediction` reads it (``gui_r1`` in GUI-R1's own vocabulary first). The space is an :class:`~gui_envs.action_space.ActionSpace` whose viewport follows
     the current record's screen size (pixels), so random clicks land on the screen shown. Unparseable input scores 0 and sets ``info["action_error"]``.
 
     ## Reward
@@ -183,7 +185,7 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         # A GUI-R1 answer is read with GUI-R1's own vocabulary first: the generic reader knows no "select" or
         # "call_user", and takes the "no input text" of a "complete" for an answer.
         r1 = gui_r1_prediction(action, size) if self.dataset == "gui_r1" else None
-        pred, error = (r1, None) if r1 is not None else coerce_action(action)
+        pred, error = (r1, None) if r1 is not None else read_prediction(action)
         result = score_step(pred, step.action, step.bbox, size, self.convention, step.boxes)
         info = self._info()
         info.update(
@@ -269,3 +271,22 @@ def _image_size(path: Any) -> tuple[int, int]:
 
     with Image.open(path) as img:
         return img.size
+
+
+def read_prediction(output: Any) -> tuple[Action | None, str | None]:
+    """A model's prediction as the offline datasets' own scorers read it: model output text (the JSON in its
+    ``<answer>`` tag, or the first JSON anywhere, as :func:`agents.parsing.parse_action_text` finds it) or
+    whatever :func:`~gui_envs.actions.coerce_action` takes. Never raises; ``(None, why)`` when there is no action.
+
+    Unlike the online envs, an offline env is a scorer of predictions made elsewhere (``--agent replay:``), so it
+    reads the raw output text the dataset's evaluation reads.
+    """
+    if not isinstance(output, str) or len(output) > MAX_OUTPUT_CHARS:
+        return coerce_action(output)
+    try:
+        payload, failure = first_json(answer_body(output))
+        if failure is not None:
+            return None, f"malformed action ({failure[0]}): {failure[1]}"
+        return actions_from_json(payload)[0], None
+    except (InvalidActionError, TypeError) as exc:
+        return None, f"malformed action: {exc}"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gui_envs.actions import DIRECTIONS, Action, InvalidActionError
-from gui_envs.json_scan import between, first_json
+from gui_envs.json_scan import answer_body, first_json
 from gui_envs.offline.records import (
     Field,
     OfflineDatasetError,
@@ -179,8 +179,7 @@ def gui_r1_prediction(output: Any, size: tuple[int, int]) -> Action | None:
     whole GUI-R1 vocabulary; ``None`` when it is not one. Points are read as pixels."""
     entry: Any = output
     if isinstance(output, str):
-        body = between(output, "<answer>", "</answer>", need_close=False)
-        entry, _ = first_json(body if body is not None else output)
+        entry, _ = first_json(answer_body(output))
     if isinstance(entry, list) and entry:
         entry = entry[0]
     if not isinstance(entry, Mapping) or not isinstance(entry.get("action"), str):

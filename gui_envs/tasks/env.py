@@ -18,7 +18,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import Action, coerce_action
 from gui_envs.browser.chromium import headless_for
 from gui_envs.errors import ResetNeededError
 from gui_envs.lifecycle import SEED, TASK, ResetOption, guarded_close, guarded_reset, guarded_step
@@ -103,7 +104,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
       :func:`gui_envs.browser.observation.parse_elements`;
     * ``instruction``: ``Text``; ``step``: ``Discrete(max_steps + 1)``, the steps taken.
 
-    **Action**: :class:`~gui_envs.actions.ActionSpace`, sized to the screen: Action JSON or GUI-R1 text, and
+    **Action**: :class:`~gui_envs.action_space.ActionSpace`, sized to the screen: Action JSON or GUI-R1 JSON, and
     :class:`~gui_envs.actions.Action` objects and dicts. Points are screenshot pixels. Arguments are checked before
     they reach the browser or device (:class:`~gui_envs.actions.Action`: field types, coordinates, ``type`` text at
     most :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters); whatever ``step`` is given, it returns, at worst

@@ -92,21 +92,9 @@ def _held_from(states: Sequence[Mapping[str, Sequence[str]]], collection: str, d
 
 
 # ----- the checked-in sets -------------------------------------------------------------------------------------
-#: Task seed of the demonstration each checked-in set was synthesised from.
+#: Task seed of the demonstration each checked-in set was synthesised from. ``python -m agents.label_sets
+#: web|phone`` rebuilds them (it plays the oracle, which lives a layer above the envs).
 DATA_SEED = 3
-
-
-def record_oracle(env: Any, task: str, seed: int = DATA_SEED, max_steps: int = 40) -> Any:
-    """Play ``task``'s oracle plan on ``seed`` in ``env`` (a web or phone env) and return the Trajectory."""
-    from agents.episode import run_episode
-    from agents.oracle import OracleAgent
-
-    return run_episode(env, OracleAgent(env), options={"task": task, "seed": seed}, max_steps=max_steps)
-
-
-def build_sets(env: Any, tasks: Sequence[str], seed: int = DATA_SEED) -> dict[str, dict[str, Any]]:
-    """``{task: {"seed", "functions"}}`` for ``tasks``, each from one oracle demonstration in ``env``."""
-    return {task: {"seed": seed, "functions": synthesise(record_oracle(env, task, seed))} for task in tasks}
 
 
 def load_sets(family: str) -> dict[str, dict[str, Any]]:
@@ -116,22 +104,3 @@ def load_sets(family: str) -> dict[str, dict[str, Any]]:
 
     return json.loads((Path(__file__).with_name("data") / f"{family}.json").read_text())
 
-
-if __name__ == "__main__":  # python -m gui_envs.verifiers.synth web|phone: rebuild the checked-in data
-    import json
-    import sys
-    from pathlib import Path
-
-    import gymnasium as gym
-
-    import gui_envs  # noqa: F401
-
-    family = sys.argv[1]
-    env = gym.make("GuiWeb-v0" if family == "web" else "GuiAndroid-v0", screenshots=False).unwrapped
-    names = list(env.task_names)
-    sets = build_sets(env, names)
-    env.close()
-    out = Path(__file__).with_name("data") / f"{family}.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(sets, indent=1, sort_keys=True) + "\n")
-    print(f"{len(sets)} templates -> {out}")

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import Action, coerce_action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.prefetch import PreparedResets
@@ -131,7 +132,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     the instruction drawn in a ``BANNER_PX``-pixel banner at its top (so image-only policies such as SB3's
     ``CnnPolicy`` can train); targets never lie under the banner.
 
-    **Action**: ``action_type="text"``: Action JSON / GUI-R1 text (or an ``Action``) whose point or element
+    **Action**: ``action_type="text"``: Action JSON / GUI-R1 JSON (or an ``Action``) whose point or element
     is the click target; ``action_type="box"``: ``Box(low=[0, 0], high=[W - 1, H - 1], (2,), float32)``, the
     click point (x, y) in screenshot pixels.
 

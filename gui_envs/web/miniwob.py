@@ -20,7 +20,8 @@ from typing import Any
 
 from gymnasium import spaces
 
-from gui_envs.actions import ActionSpace, coerce_action
+from gui_envs.action_space import ActionSpace
+from gui_envs.actions import coerce_action
 from gui_envs.browser.observation import RESTART_ELEMENT_IDS_JS, PageView
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
@@ -116,7 +117,7 @@ class MiniWoBEnv(WebEnvBase):
     ``miniwob`` package seeds it); ``options={"seed": t}`` overrides it; without either a seed is drawn from the
     env's generator. ``info["seed"]`` is the seed used. The page scroll is reset in both axes.
 
-    **Action**: :class:`~gui_envs.actions.ActionSpace`: Action JSON / GUI-R1 text or ``Action`` objects.
+    **Action**: :class:`~gui_envs.action_space.ActionSpace`: Action JSON / GUI-R1 JSON or ``Action`` objects.
 
     **Reward**: the page's ``WOB_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final answer) when
     the page reports ``WOB_DONE_GLOBAL``; 0 before. A malformed or out-of-viewport action costs

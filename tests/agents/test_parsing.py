@@ -18,12 +18,13 @@ from agents.parsing import (
     coat_action,
     format_box,
     format_coat,
+    format_gui_r1,
     format_gui_r1_in_frame,
     parse_box,
     parse_coat_decision,
     parse_gui_r1,
 )
-from gui_envs.actions import DIRECTIONS, Action, format_gui_r1
+from gui_envs.actions import DIRECTIONS, Action
 
 coord = st.floats(min_value=0, max_value=4000, allow_nan=False, allow_infinity=False)
 sizes = st.tuples(st.integers(16, 4000), st.integers(16, 4000))

@@ -103,7 +103,7 @@ def _json_text(value: Any) -> str:
 
 
 def hostile_actions(width: int, height: int) -> st.SearchStrategy[Any]:
-    """Anything an agent might hand ``step``: Actions, dicts, JSON text, GUI-R1 text and plain junk."""
+    """Anything an agent might hand ``step``: Actions, dicts, JSON text, GUI-R1 text (model output, which the env refuses) and plain junk."""
     dicts = _action_dicts(width, height)
     gui_r1 = st.builds(
         lambda a, p, t: f'<answer>[{{"action": {json.dumps(a)}, "point": {json.dumps(p)}, "input_text": {json.dumps(t)}}}]</answer>',

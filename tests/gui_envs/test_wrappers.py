@@ -209,7 +209,7 @@ def _gui_step(
         np.array([200.0, 100.0], np.float32),
         Action.click(200, 100),
         Action.click_element("7"),  # the element's bbox centre, from obs["elements"]
-        '<answer>[{"action": "click", "point": [200, 100], "input_text": ""}]</answer>',
+        '[{"action": "click", "point": [200, 100], "input_text": ""}]',  # GUI-R1's JSON, as env.step reads it
         {"type": "click", "point": [200, 100]},
     ],
 )

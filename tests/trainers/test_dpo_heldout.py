@@ -7,43 +7,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 import torch
 from typer.testing import CliRunner
 
 import gui_envs  # noqa: F401
-from agents.prompts.box import BoxFormat
-from agents.prompts.formats import PromptContext
-from agents.prompts.observation import element_list
-from gui_envs.actions import Action
 from guigym.cli import app
 from trainers.config_io import ConfigError
 from trainers.dpo import PairSample, export_pairs, load_pairs, split_check, train_dpo
 from trainers.dpo_config import DPOConfig
+from trainers.dpo_pairs import box_pairs
 from trainers.heldout import SplitOverlapError
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def box_pairs(seeds: range, n_boxes: int = 2) -> list[PairSample]:
-    """One pair per ``ClickBox-v0`` layout: the ``box`` format's prompt, the target's cell as chosen, another
-    box's cell as rejected (layouts where both boxes share a cell are skipped), each recording its seed."""
-    env = gym.make("ClickBox-v0", n_boxes=n_boxes)
-    fmt = BoxFormat()
-    out = []
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        target = env.unwrapped.privileged()["target_element"]  # type: ignore[attr-defined]
-        other = next(b for b in element_list(obs["elements"]) if b["id"] != target)
-        x0, y0, x1, y1 = other["bbox"]
-        chosen = fmt.answer_text(env.unwrapped.oracle_action(), obs)  # type: ignore[attr-defined]
-        rejected = fmt.answer_text(Action.click((x0 + x1) / 2, (y0 + y1) / 2), obs)
-        if chosen != rejected:
-            prompt = fmt.messages(PromptContext(obs, obs["instruction"], [], False))
-            out.append(PairSample(prompt, chosen, rejected, seed=seed))
-    env.close()
-    return out
 
 
 def _config(model: Path, data: Path, out: Path, **kw: object) -> DPOConfig:

@@ -15,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 from typer.testing import CliRunner
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action, format_gui_r1
+from gui_envs.actions import Action
 from gui_envs.android.env import GuiAndroidEnv, UnknownTaskError
 from gui_envs.android.tasks import TASKS
 from gui_envs.privileged import privileged_of
@@ -96,9 +96,9 @@ def test_malformed_and_impossible_actions_are_penalised_no_ops(android_env: GuiA
         assert obs["app"] == "com.guigym.launcher"
 
 
-def test_gui_r1_text_and_open_app_aliases(android_env: GuiAndroidEnv) -> None:
+def test_gui_r1_json_and_open_app_aliases(android_env: GuiAndroidEnv) -> None:
     android_env.reset(options={"task": "clock.start_stopwatch", "seed": 0})
-    text = format_gui_r1(Action("open_app", app="alarm"), think="the clock app has the stopwatch")
+    text = json.dumps([Action("open_app", app="alarm").to_gui_r1()])
     obs, _, _, _, info = android_env.step(text)
     assert info["action_error"] is None and obs["app"] == "com.guigym.clock"
     obs, _, _, _, info = android_env.step(Action.navigate("home"))

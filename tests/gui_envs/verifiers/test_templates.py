@@ -1,6 +1,6 @@
 """Every bundled template's checked-in label-function set: its oracle passes fully, a random agent does not.
 
-The sets in ``gui_envs/verifiers/data`` were synthesised (``python -m gui_envs.verifiers.synth web|phone``) from
+The sets in ``gui_envs/verifiers/data`` were synthesised (``python -m agents.label_sets web|phone``) from
 the oracle demonstration on task seed :data:`~gui_envs.verifiers.synth.DATA_SEED`; here the oracle is replayed
 on the same seed, so this also checks that the synthesiser and the envs' records have not drifted apart.
 """
@@ -12,10 +12,11 @@ import pytest
 
 import gui_envs  # noqa: F401
 from agents.episode import run_episode
+from agents.oracle import record_oracle
 from agents.random_agent import RandomAgent
 from gui_envs.verifiers import run_label_functions
 from gui_envs.verifiers.graph import StrategyGraph
-from gui_envs.verifiers.synth import DATA_SEED, load_sets, record_oracle
+from gui_envs.verifiers.synth import DATA_SEED, load_sets
 
 pytest.importorskip("playwright")
 

@@ -112,9 +112,9 @@ def test_malformed_and_invalid_actions_are_noops(web_env: GuiWebEnv) -> None:
     assert "blocked" in info["action_error"] and info["url"].startswith("http://shop.guigym.test")
     _, _, _, _, info = web_env.step(Action.press("nosuchkey"))
     assert "unknown key" in info["action_error"]
-    # GUI-R1 text works too, and reaches the wishlist
+    # GUI-R1's JSON works too, and reaches the wishlist
     target = privileged_of(web_env)["target_bbox"]
-    text = f'<answer>[{{"action": "click", "point": [{(target[0] + target[2]) // 2}, {(target[1] + target[3]) // 2}], "input_text": ""}}]</answer>'
+    text = f'[{{"action": "click", "point": [{(target[0] + target[2]) // 2}, {(target[1] + target[3]) // 2}], "input_text": ""}}]'
     _, reward, terminated, _, info = web_env.step(text)
     assert info["action_error"] is None and terminated and reward == 1.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from gui_envs.actions import ActionSpace
+from gui_envs.action_space import ActionSpace
 from gui_envs.web.env import GuiWebEnv
 from tests.random_helpers import random_walk
 

@@ -67,7 +67,7 @@ def test_element_format_expresses_every_oracle_step(template: str) -> None:
     import gymnasium as gym
 
     import gui_envs  # noqa: F401
-    from gui_envs.verifiers.synth import record_oracle
+    from agents.oracle import record_oracle
 
     fmt = ElementFormat()
     env = gym.make(PHONE, screenshots=False)
