@@ -167,6 +167,37 @@ def _curves_html(run_dir: Path, scratch: Path, skip: Sequence[str] = ()) -> str:
     return "<h2>Training curves</h2>" + "".join(parts) if parts else ""
 
 
+#: Agent names (``Trajectory.metadata["agent"]``) of scripted players that read the env's privileged state.
+SCRIPTED_AGENTS = ("oracle", "noisy_oracle", "OracleAgent", "NoisyOracleAgent")
+
+
+def episode_summary(trajectories: Sequence[Trajectory]) -> list[str]:
+    """One line per agent that played ``trajectories``: how many episodes and their success rate, a scripted
+    oracle's episodes labelled as demonstrations, so that a page of oracle recordings never reads as a learnt
+    policy's success.
+
+    >>> from gui_envs.trajectory import Trajectory
+    >>> t = Trajectory("open the note", metadata={"agent": "oracle"})
+    >>> t.success = True
+    >>> episode_summary([t, t])
+    ['2 oracle demonstrations (oracle, scripted from privileged state; not a learning figure): success 100%']
+    """
+    by_agent: dict[str, list[Trajectory]] = {}
+    for t in trajectories:
+        by_agent.setdefault(str(t.metadata.get("agent", "unnamed agent")), []).append(t)
+    lines = []
+    for agent, group in by_agent.items():
+        done = [t.success for t in group if t.success is not None]
+        rate = f"{sum(done) / len(done):.0%}" if done else "-"
+        n = len(group)
+        if agent in SCRIPTED_AGENTS:
+            noun = "oracle demonstration" if n == 1 else "oracle demonstrations"
+            lines.append(f"{n} {noun} ({agent}, scripted from privileged state; not a learning figure): success {rate}")
+        else:
+            lines.append(f"{n} episode{'s' if n > 1 else ''} by {agent}: success {rate}")
+    return lines
+
+
 def write_report(
     run_dir: str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
@@ -209,12 +240,11 @@ def write_report(
                 "record episodes with `guigym run ENV_ID --record DIR` first"
             )
         body = [f"<h1>{html.escape(title)}</h1><p>{html.escape(str(run_dir))}</p>"]
-        if episodes:
-            successes = [t.success for t, _ in episodes if t.success is not None]
-            rate = f"{sum(successes) / len(successes):.0%}" if successes else "-"
-            noun = "episode" if len(episodes) == 1 else "episodes"
-            body.append(f"<p>{len(episodes)} {noun} &middot; success rate {rate}</p>")
         body += [extras, curves, graphs]
+        if episodes:
+            body.append("<h2>Recorded episodes</h2>" + "".join(
+                f"<p>{html.escape(line)}</p>" for line in episode_summary([t for t, _ in episodes])
+            ))  # fmt: skip
         body += [_episode_html(t, f, gif_dir) for t, f in episodes]
         if skipped:
             body.append("<h2>Unreadable trajectories</h2><pre>" + html.escape("\n".join(skipped)) + "</pre>")
@@ -227,4 +257,4 @@ def write_report(
     return out_path
 
 
-__all__ = ["ReportError", "write_report"]
+__all__ = ["SCRIPTED_AGENTS", "ReportError", "episode_summary", "write_report"]

@@ -56,6 +56,10 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
     for needle in ("Type", "GR", "SR", "GRPO on ClickBox-v0", "CORE per iteration", "Strategy graphs",
                    "data:image/gif;base64", "Demo stages before this page"):  # fmt: skip
         assert needle in text, needle
+    # The page leads with the held-out figure, and the two oracle recordings read as demonstrations, not success.
+    assert text.index("Held-out greedy success") < min(text.index("Offline evaluation"), text.index("Reference players"))
+    assert "2 oracle demonstrations (oracle, scripted from privileged state; not a learning figure)" in text
+    assert "success rate" not in text
     assert "iter_01" not in text  # the scratch folder (CORE samples, checkpoints) stays out of the page
     assert len(list((out / "report_gifs").glob("*.gif"))) == 2
 

@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from gui_envs.browser.session import BrowserSession, SessionHandles
+from gui_envs.trajectory import Trajectory
 from gui_envs.verifiers.graph import StrategyGraph
 from guigym.cli import app
-from guigym.report import ReportError, write_report
+from guigym.report import ReportError, episode_summary, write_report
 
 runner = CliRunner()
 
@@ -69,3 +70,16 @@ def test_report_on_a_folder_without_runs_is_a_clear_error(tmp_path: Path) -> Non
         write_report(tmp_path)
     result = runner.invoke(app, ["report", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "is not a folder" in result.output
+
+
+def test_the_episode_line_names_each_agent_and_labels_oracle_recordings_as_demonstrations() -> None:
+    def episode(agent: str, success: bool) -> Trajectory:
+        t = Trajectory("open the note", metadata={"agent": agent})
+        t.success = success
+        return t
+
+    lines = episode_summary([episode("oracle", True), episode("lm", False), episode("lm", True), episode("oracle", True)])
+    assert lines == [
+        "2 oracle demonstrations (oracle, scripted from privileged state; not a learning figure): success 100%",
+        "2 episodes by lm: success 50%",
+    ]
