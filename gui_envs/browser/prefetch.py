@@ -19,17 +19,21 @@ episode nor an earlier one can be reached or read before its reset.
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from gymnasium.utils import seeding
 
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
-from gui_envs.lifecycle import guarded_reset
+from gui_envs.lifecycle import check_reset_options, guarded_reset, is_closed
+from gui_envs.upcoming import Upcoming, UpcomingResets
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]
@@ -131,6 +135,8 @@ class PagePair:
         spare = self.sides[1]
         if spare.key != key:
             spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        if spare.done >= _STEPS:  # asked again for the episode already prepared (an announcement repeated)
+            return
         self._advance(h, spare)
         if spare.done < _STEPS:
             self._submit(session, generation, key, build)
@@ -172,14 +178,17 @@ class PreparedResets:
     implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
 
     A caller that names every episode (``reset(seed=...)`` or an ``options`` seed: GRPO's rollouts, ``GroupEnv``,
-    evaluation loops) cannot be guessed, so after two such resets in a row nothing is prepared until a reset without
-    one: those callers pay no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()``
-    (Gymnasium's and SB3's pattern), still prepares.
+    evaluation loops) cannot be guessed, but it can say what comes: :meth:`announce` (:mod:`gui_envs.upcoming`).
+    While an announced reset is pending, it is the one prepared, whatever the last resets were. Without an
+    announcement, after two named resets in a row nothing is prepared until a reset without one: those callers pay
+    no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()`` (Gymnasium's and SB3's
+    pattern), still prepares.
     """
 
     _pair: PagePair
     _browser: HermeticBrowser
     _opened: tuple[PageView, bytes]
+    _upcoming: UpcomingResets
     #: Whether each of the last two resets named its episode.
     _named: tuple[bool, bool] = (False, False)
 
@@ -188,7 +197,35 @@ class PreparedResets:
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         named = seed is not None or (options or {}).get("seed") is not None
         self._named = (self._named[1], named)
+        self._upcoming.use(seed, options)
         return super().reset(seed=seed, options=options)  # type: ignore[misc]
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.upcoming`).
+
+        The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
+        reset with those arguments only swaps it in. The episode a reset plays never depends on what was
+        announced. Raises what the reset itself would raise for options it does not take or an unknown task name.
+        """
+        plan = [Upcoming.of(r) for r in resets]
+        for upcoming in plan:
+            check_reset_options(self, upcoming.options)
+            self._announced(upcoming)
+        self._upcoming.replace(plan)
+        session = self._browser.session
+        if plan and session is not None and session.alive and not is_closed(self):
+            self._pair.prepare(session, *self._announced(plan[0]))
+
+    def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
+        """The key and build of the episode ``reset(seed=upcoming.seed, options=upcoming.options)`` will play, for a
+        task env: gymnasium reseeds the env's generator with the seed, then the template and task seed are drawn
+        from it where the options do not name them (:meth:`~gui_envs.tasks.env.TaskEnv._draw`)."""
+        if upcoming.seed is not None:
+            rng = seeding.np_random(upcoming.seed)[0]
+        else:
+            rng = copy.deepcopy(self.np_random)  # type: ignore[attr-defined]
+        cls, seed = self._draw(rng, dict(upcoming.options or {}))  # type: ignore[attr-defined]
+        return (cls.name, seed), self._episode(cls, seed)
 
     def _init_pair(
         self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
@@ -196,6 +233,7 @@ class PreparedResets:
         """Two copies of the app state (``owners``: the episode's, and the next one's), ``routes(owner)`` and how a
         start page is observed (default: the env's ``(view, image bytes)``)."""
         self._pair = PagePair(owners, routes, observe or self._page_observer())  # type: ignore[attr-defined]
+        self._upcoming = UpcomingResets()
 
     def _episode(self, cls: Any, seed: int) -> Build:
         """How a side is brought to the episode of template ``cls`` and task seed ``seed``."""
@@ -222,9 +260,13 @@ class PreparedResets:
         return payload, observed
 
     def _prepare_next(self, key: Hashable, build: Build) -> None:
-        """Prepare episode ``key`` on the spare side while the agent acts (returns at once); nothing for a caller
-        that named its last two episodes (see the class docstring)."""
-        if all(self._named):
+        """Prepare the next announced reset's episode on the spare side while the agent acts (returns at once), else
+        the guess ``key`` (what the next ``reset()`` without a seed draws); nothing for a caller that named its last
+        two episodes and announced none (see the class docstring)."""
+        upcoming = self._upcoming.next()
+        if upcoming is not None:
+            key, build = self._announced(upcoming)
+        elif all(self._named):
             return
         self._pair.prepare(self._ensure_session(), key, build)
 

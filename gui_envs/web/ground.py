@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 
 from gui_envs.actions import Action, ActionSpace, coerce_action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
-from gui_envs.browser.prefetch import PreparedResets
+from gui_envs.browser.prefetch import Build, PreparedResets
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
+from gui_envs.upcoming import Upcoming
 from gui_envs.web import describe as referring
 from gui_envs.web.env import WebEnvBase, site_routes
 from gui_envs.web.tasks import SITES
@@ -216,6 +218,15 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         guess = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
         self._prepare_next((guess, 0), functools.partial(build_page, guess, 0))
         return self._observe(), self._info(None, None)
+
+    def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
+        """The first page of the page seed ``reset(seed=upcoming.seed, options=upcoming.options)`` will draw: the
+        options' seed, else the first draw of the generator that seed gives (of a copy of the env's, without one)."""
+        page_seed = (upcoming.options or {}).get("seed")
+        if page_seed is None:
+            rng = seeding.np_random(upcoming.seed)[0] if upcoming.seed is not None else copy.deepcopy(self.np_random)
+            page_seed = rng.integers(2**31 - 1)
+        return (int(page_seed), 0), functools.partial(build_page, int(page_seed), 0)
 
     def _inside(self) -> list[dict[str, Any]]:
         """Visible clickable elements wholly inside the viewport (below the banner in box mode), in DOM order."""
