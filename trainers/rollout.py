@@ -27,6 +27,7 @@ from agents.base import Agent
 from agents.episode import EnvWorkers, ListWorkers, StepResult, play
 from gui_envs.privileged import privileged_of, privileged_of_vector
 from gui_envs.trajectory import Trajectory, save_trajectories
+from gui_envs.upcoming import announce
 
 
 @dataclass
@@ -106,6 +107,8 @@ def collect_groups(
     workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
     run = uuid.uuid4().hex[:8]
     jobs = [(s, k) for s in seeds for k in range(group_size)]
+    # Each slot's resets, told ahead: a browser env prepares its next one while the others play (gui_envs.upcoming).
+    workers.announce(group_plans(seeds, group_size, workers.num_envs))
     out: dict[int, list[Trajectory]] = {s: [] for s in seeds}
     for start in range(0, len(jobs), workers.num_envs):
         wave = jobs[start : start + workers.num_envs]
@@ -114,6 +117,17 @@ def collect_groups(
         for (s, _), traj in zip(wave, trajs, strict=True):
             out[s].append(traj)
     return [out[s] for s in seeds]
+
+
+def group_plans(seeds: Sequence[int], group_size: int, num_envs: int) -> list[list[int]]:
+    """The reset seeds each of ``num_envs`` slots gets, in order, when :func:`collect_groups` schedules
+    ``group_size`` rollouts of each seed over them in waves (slot ``i`` runs job ``i`` of every wave).
+
+    >>> group_plans([7, 9], 3, 4)
+    [[7, 9], [7, 9], [7], [9]]
+    """
+    jobs = [s for s in seeds for _ in range(group_size)]
+    return [jobs[i::num_envs] for i in range(num_envs)]
 
 
 # ----- env workers -------------------------------------------------------------------------------------
@@ -160,6 +174,11 @@ class VectorWorkers(EnvWorkers):
     def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
         facts = privileged_of_vector(self.env)
         return {i: facts[i] for i in indices}
+
+    def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
+        # A sync vector env holds its envs here; an async one's live in other processes (not told).
+        for env, plan in zip(getattr(self.env, "envs", ()), plans, strict=False):
+            announce(env, plan)
 
     def close(self) -> None:
         self.env.close()

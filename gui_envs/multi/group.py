@@ -7,7 +7,8 @@ so any multi-agent code that drives PettingZoo can sample groups and read group 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -16,6 +17,7 @@ from pettingzoo import ParallelEnv
 
 from gui_envs.lifecycle import guarded_close, guarded_reset, guarded_step
 from gui_envs.privileged import privileged_of, public_info
+from gui_envs.upcoming import Upcoming, announce
 from gui_envs.wrappers import action_point, as_action, with_reward
 from rewards.advantage import group_advantage
 from rewards.sca import SCAConfig, spatial_credit
@@ -183,6 +185,23 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         box = privileged_of(self.envs[self.possible_agents[0]]).get("target_bbox")
         self._target_box = [float(v) for v in box] if box is not None else None
         return obs, infos
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the group its next resets, in order (see :mod:`gui_envs.upcoming`): each member is announced the
+        resets it will get, so members that prepare their starts (the browser envs) prepare them while the agents
+        act. A ``None`` seed is the group seed the group's generator will draw then."""
+        rng = copy.deepcopy(self._rng)
+        plan = []
+        for item in resets:
+            upcoming = Upcoming.of(item)
+            if upcoming.seed is not None:  # reset(seed=s) reseeds the group's generator (see reset)
+                rng = np.random.default_rng(upcoming.seed)
+                group_seed = upcoming.seed
+            else:
+                group_seed = int(rng.integers(2**31 - 1))
+            plan.append(Upcoming(group_seed, self._copy_options(upcoming.options)))
+        for env in self.envs.values():
+            announce(env, plan)
 
     def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,
