@@ -81,6 +81,10 @@ class PagePair:
         self.routes_of = routes
         self.observe = observe
         self._generation = 0
+        #: ``(key, observed)`` of every start the last reset swapped in, in order (what a group member hands on).
+        self.played: list[tuple[Hashable, Any]] = []
+        #: Starts observed elsewhere for this reset, by key (:meth:`PreparedResets.share_starts`).
+        self.offered: dict[Hashable, Any] = {}
 
     @property
     def active(self) -> Side:
@@ -105,19 +109,34 @@ class PagePair:
         self._generation += 1
         self._submit(weakref.ref(session), self._generation, key, build)
 
-    def swap(self, h: SessionHandles, key: Hashable, build: Build) -> tuple[Any, Any]:
+    def swap(self, h: SessionHandles, key: Hashable, build: Build, page: bool = True) -> tuple[Any, Any]:
         """The reset (browser thread): bring the spare side to episode ``key`` (nothing left to do when it is the one
-        prepared), make it the active one, and return its payload and observation."""
+        prepared), make it the active one, and return its payload and observation.
+
+        A start :attr:`offered` for ``key`` (observed on another copy of the same env) is not observed again: the
+        side is still built and its page loaded, so the agent acts on a page of its own; with ``page=False`` (an
+        owner that never acts on the page) only the payload is built, and the side's page is left as it was.
+        """
         self._generation += 1  # background steps still queued are for a side that is about to change
         spare = self.sides[1]
         if spare.key != key:  # not the guess: from the start, as the guessed page may have set cookies
             spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        offered = self.offered.pop(key, None)
+        if offered is not None and spare.done < _STEPS:
+            if page:
+                while spare.done < _STEPS - 1:
+                    self._advance(h, spare)
+            else:
+                spare.payload, spare.url = build(spare.owner)
+            # The group's copies must not share mutable state: each gets its own copy of the observation.
+            spare.observed, spare.done = copy.deepcopy(offered), _STEPS
         while spare.done < _STEPS:
             self._advance(h, spare)
         self.sides.reverse()
         h.context, h.page = spare.context, spare.page
         spare.key = None  # used up: the agent changes it from now on
         assert spare.observed is not None
+        self.played.append((key, spare.observed))
         return spare.payload, spare.observed
 
     # ----- internals -------------------------------------------------------------------------------------
@@ -198,7 +217,22 @@ class PreparedResets:
         named = seed is not None or (options or {}).get("seed") is not None
         self._named = (self._named[1], named)
         self._upcoming.use(seed, options)
+        self._pair.played = []
         return super().reset(seed=seed, options=options)  # type: ignore[misc]
+
+    def share_starts(self, source: PreparedResets) -> None:
+        """Offer this env's next reset the starts ``source`` (another copy, made with the same arguments) swapped in
+        at its last reset: where that reset plays the same episode, its start is built and loaded here but not
+        observed again (and, for an env that never acts on its page, not loaded either). ``GroupEnv`` does so for
+        its members, which reset to one task and seed. The episode is the one the reset's own arguments give."""
+        if type(source) is type(self) and source is not self:
+            self._pair.offered = dict(source._pair.played)
+
+    #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).
+    _acts_on_page: bool = True
+    #: Prepare the next episode while the agent acts; a group member that takes its starts from another copy
+    #: (:meth:`share_starts`) turns it off, as that copy prepares them.
+    prepare_ahead: bool = True
 
     def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
         """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.upcoming`).
@@ -255,7 +289,8 @@ class PreparedResets:
     def _swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
         """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
         returns its payload and what was observed of its start page."""
-        payload, observed = self._ensure_session().call(functools.partial(self._pair.swap, key=key, build=build))
+        swap = functools.partial(self._pair.swap, key=key, build=build, page=self._acts_on_page)
+        payload, observed = self._ensure_session().call(swap)
         self._browser.net = self._pair.active.net
         return payload, observed
 
@@ -263,7 +298,10 @@ class PreparedResets:
         """Prepare the next announced reset's episode on the spare side while the agent acts (returns at once), else
         the guess ``key`` (what the next ``reset()`` without a seed draws); nothing for a caller that named its last
         two episodes and announced none (see the class docstring)."""
+        self._pair.offered = {}  # the reset is over (this runs at its end): what was offered was for it alone
         upcoming = self._upcoming.next()
+        if not self.prepare_ahead:
+            return
         if upcoming is not None:
             key, build = self._announced(upcoming)
         elif all(self._named):

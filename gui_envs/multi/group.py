@@ -89,6 +89,13 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
 
     **Browsers**: web envs and simulated phones share one Chromium, one browser context per copy
     (``share_browser=True``), so a group of 8 starts one browser, not 8 (``python benchmarks/group_speed.py``).
+    A killed browser fails this group's calls alone (each group has its own); the next ``reset`` relaunches it.
+
+    **One start per group** (``share_starts=True``, the browser envs that prepare their resets): the first copy
+    builds, loads and observes the group's start; every other copy builds its own state and loads its own page (the
+    agents' actions stay apart) but takes a copy of that observation instead of taking it again, and a grounding
+    copy that never acts on its page does not load it either. :meth:`announce` tells the group its next seeds, so
+    the first copy prepares them while the agents act (:mod:`gui_envs.upcoming`).
 
     Args:
         env_id: any registered guigym id.
@@ -101,6 +108,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         reward: wrap each copy with :func:`gui_envs.wrappers.with_reward` (``"binary"``, ``"ssl"``,
             ``"continuous"``...); ``None`` keeps the env's own reward.
         reward_kwargs: the reward wrapper's arguments.
+        share_starts: build each group start once and hand copies to the other members (see above).
     """
 
     metadata = {"name": "guigym_group_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
@@ -116,6 +124,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         render_mode: str | None = None,
         reward: str | None = None,
         reward_kwargs: dict[str, Any] | None = None,
+        share_starts: bool = True,
     ) -> None:
         if n_agents < 2:
             raise GroupConfigError(f"n_agents must be at least 2 (a group), got {n_agents}")
@@ -144,6 +153,13 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         except BaseException:
             self.close()
             raise
+        # One prepared start per group: the first copy builds, loads and observes it; the others take its
+        # observation (prefetch.PreparedResets.share_starts), and prepare nothing of their own.
+        self._followers = []
+        if share_starts:
+            self._followers = [e.unwrapped for e in list(self.envs.values())[1:] if hasattr(e.unwrapped, "share_starts")]
+        for follower in self._followers:
+            follower.prepare_ahead = False
         self.observation_spaces = {a: e.observation_space for a, e in self.envs.items()}
         self.action_spaces = {a: e.action_space for a, e in self.envs.items()}
         self.group_result: dict[str, Any] | None = None
@@ -174,7 +190,10 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.agents = list(self.possible_agents)
         self.group_result = None
         obs, infos = {}, {}
+        leader = self.envs[self.possible_agents[0]].unwrapped
         for agent in self.agents:
+            if self.envs[agent].unwrapped in self._followers:
+                self.envs[agent].unwrapped.share_starts(leader)
             obs[agent], info = self.envs[agent].reset(seed=group_seed, options=options)
             infos[agent] = {**public_info(info), "clicks": []}
         self._returns = dict.fromkeys(self.agents, 0.0)
@@ -200,8 +219,10 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             else:
                 group_seed = int(rng.integers(2**31 - 1))
             plan.append(Upcoming(group_seed, self._copy_options(upcoming.options)))
+        # The members that take their starts from the first one need not prepare them.
         for env in self.envs.values():
-            announce(env, plan)
+            if env.unwrapped not in self._followers:
+                announce(env, plan)
 
     def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,

@@ -172,6 +172,8 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         if describe not in ("structure", "text"):
             raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
         self.action_type, self.perform_click, self.describe = action_type, perform_click, describe
+        # A click judged on the screenshot alone needs no page of its own when the start was observed elsewhere.
+        self._acts_on_page = perform_click
         # The description's layout facts are taken where the page is observed: in the background when prepared.
         top = BANNER_PX if action_type == "box" else 0
         observe = functools.partial(
