@@ -131,7 +131,7 @@ def today(shape: Shape, seeds: Sequence[int], group_size: int) -> Result:
                 for t in range(shape.steps):
                     live = [env for env in live if not any(env.step(click(t))[2:4])]
             step_s = time.perf_counter() - t0
-            browsers = len({env.unwrapped.browser_pid for env in envs})
+            browsers = len({env.unwrapped.browser_pid for env in envs} - {None})
         finally:
             for env in envs:
                 env.close()
@@ -157,7 +157,8 @@ def grouped(shape: Shape, seeds: Sequence[int], group_size: int) -> Result:
                         break
                     group.step(dict.fromkeys(group.agents, click(t)))
             step_s = time.perf_counter() - t0
-            browsers = len({env.unwrapped.browser_pid for env in group.envs.values()})
+            # Grounding copies that only take the group's start open no browser context (None).
+            browsers = len({env.unwrapped.browser_pid for env in group.envs.values()} - {None})
         finally:
             group.close()
     return Result(startup, step_s, memory.peak_mib, browsers, len(seeds) * group_size)

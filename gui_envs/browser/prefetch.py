@@ -109,13 +109,14 @@ class PagePair:
         self._generation += 1
         self._submit(weakref.ref(session), self._generation, key, build)
 
-    def swap(self, h: SessionHandles, key: Hashable, build: Build, page: bool = True) -> tuple[Any, Any]:
+    def swap(self, h: SessionHandles | None, key: Hashable, build: Build, page: bool = True) -> tuple[Any, Any]:
         """The reset (browser thread): bring the spare side to episode ``key`` (nothing left to do when it is the one
         prepared), make it the active one, and return its payload and observation.
 
         A start :attr:`offered` for ``key`` (observed on another copy of the same env) is not observed again: the
         side is still built and its page loaded, so the agent acts on a page of its own; with ``page=False`` (an
-        owner that never acts on the page) only the payload is built, and the side's page is left as it was.
+        owner that never acts on the page) only the payload is built, and the side's page is left as it was; that
+        needs no browser, so ``h`` may then be ``None`` (called from the env's thread, with no session to race).
         """
         self._generation += 1  # background steps still queued are for a side that is about to change
         spare = self.sides[1]
@@ -133,7 +134,8 @@ class PagePair:
         while spare.done < _STEPS:
             self._advance(h, spare)
         self.sides.reverse()
-        h.context, h.page = spare.context, spare.page
+        if h is not None:
+            h.context, h.page = spare.context, spare.page
         spare.key = None  # used up: the agent changes it from now on
         assert spare.observed is not None
         self.played.append((key, spare.observed))
@@ -290,7 +292,11 @@ class PreparedResets:
         """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
         returns its payload and what was observed of its start page."""
         swap = functools.partial(self._pair.swap, key=key, build=build, page=self._acts_on_page)
-        payload, observed = self._ensure_session().call(swap)
+        if not self._acts_on_page and key in self._pair.offered and self._browser.session is None:
+            # A copy that never acts on its page, handed its start: no browser to open (a context costs a renderer).
+            payload, observed = swap(None)
+        else:
+            payload, observed = self._ensure_session().call(swap)
         self._browser.net = self._pair.active.net
         return payload, observed
 
