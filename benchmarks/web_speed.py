@@ -35,6 +35,11 @@ the reset is nearly all of its cost): ``reset()``, whose page the env prepares i
 work every reset did before the preparation existed), each after a step and :data:`GROUND_THINK_S` of agent time and
 back to back after a step (SB3's loop: the preparation has had only the step's time).
 
+Fourth table, announced named resets (issue 28): ``reset(seed=s)`` after a step and :data:`AGENT_THINK_S` of agent
+time on ``GuiWeb-v0`` and ``GuiWebGround-v0`` (1280x720), on an env told its seeds ahead
+(:func:`gui_envs.upcoming.announce`) and on one not told, one reset of each in turn (target: the announced p50 at
+most :data:`ANNOUNCED_TARGET_MS`).
+
 BrowserGym pins ``playwright==1.44`` (guigym needs a newer one), so it is measured in its own interpreter, run
 as a subprocess after the in-process rows; both launch the same Chromium binary. Set it up once::
 
@@ -44,8 +49,9 @@ as a subprocess after the in-process rows; both launch the same Chromium binary.
 No ``playwright install`` is needed: the probe points that Playwright at guigym's Chromium. Without
 ``--browsergym-python`` (or when the probe fails) the table says BrowserGym was not measured, and why.
 
-Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob] [--env all|shop|ground]
-[--browsergym-python .venv-browsergym/bin/python]``; ``--quick`` (what ``guigym bench`` runs) times 8 calls
+Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob] [--env all|shop|ground|announce]
+[--browsergym-python .venv-browsergym/bin/python]``; ``--env announce`` prints the fourth table alone (``--resets``
+calls per row); ``--quick`` (what ``guigym bench`` runs) times 8 calls
 per shop and grounding row and 10 steps / 4 resets of MiniWoB, a check that every row runs rather than a
 measurement. ``--env ground`` prints the grounding table alone (``--resets`` calls per row).
 """

@@ -149,6 +149,8 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     is guessed from a copy of the env's generator, and its first page is prepared while the agent acts, in a second
     browser context with its own copy of the sites (:class:`~gui_envs.browser.prefetch.PreparedResets`: state
     restore, navigation, observation and the layout facts the description needs), so that reset only swaps it in.
+    A named reset that was announced (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`,
+    :mod:`gui_envs.upcoming`: GRPO's rollouts and ``GroupEnv`` do) is prepared the same way instead of the guess.
     Any other reset, and a further draw after a page without a target, is built the same way in the foreground:
     the same seed gives the same episode either way. The agent's clicks (``perform_click=True``) reach only the
     page of its episode; a start page has no history behind it.
