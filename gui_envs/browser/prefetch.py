@@ -223,11 +223,14 @@ class PreparedResets:
         return super().reset(seed=seed, options=options)  # type: ignore[misc]
 
     def share_starts(self, source: PreparedResets) -> None:
-        """Offer this env's next reset the starts ``source`` (another copy, made with the same arguments) swapped in
-        at its last reset: where that reset plays the same episode, its start is built and loaded here but not
-        observed again (and, for an env that never acts on its page, not loaded either). ``GroupEnv`` does so for
-        its members, which reset to one task and seed. The episode is the one the reset's own arguments give."""
-        if type(source) is type(self) and source is not self:
+        """Offer this env's next reset the starts ``source`` swapped in at its last reset: where that reset plays the
+        same episode, its start is built and loaded here but not observed again (and, for an env that never acts on
+        its page, not loaded either). ``source`` must be another copy made by ``gym.make`` with the same arguments;
+        anything else is ignored. ``GroupEnv`` does so for its members, which reset to one task and seed. The
+        episode is the one the reset's own arguments give."""
+        # Only a copy made the same way (gym.make with equal arguments: its spec) observes a start the same way.
+        spec = getattr(self, "spec", None)
+        if type(source) is type(self) and source is not self and spec is not None and source.spec == spec:  # type: ignore[attr-defined]
             self._pair.offered = dict(source._pair.played)
 
     #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).

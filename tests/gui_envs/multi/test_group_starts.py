@@ -144,3 +144,14 @@ def test_a_killed_browser_fails_its_own_group_only_and_reset_recovers() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_starts_are_shared_only_between_copies_made_alike() -> None:
+    made = [gym.make("GuiWebGround-v0", **kwargs) for kwargs in (BOX, BOX, {**BOX, "viewport": (800, 600)})]
+    source, alike, other = (env.unwrapped for env in made)
+    source._pair.played = [((7, 0), "observed")]
+    alike.share_starts(source)
+    other.share_starts(source)  # another page size observes another screenshot
+    assert alike._pair.offered == {(7, 0): "observed"} and other._pair.offered == {}
+    for env in made:
+        env.close()
