@@ -58,7 +58,7 @@ from trainers.policy import (
     split_by_tokens,
 )
 from trainers.reward_fns import make_reward_env
-from trainers.rollout import RolloutConfig, collect_groups, group_plans, make_workers
+from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
 
@@ -365,10 +365,14 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
     if config.decoder == "vllm" and start > 0:
         gen.sync_weights(gen.model)  # the engine loaded config.model; a resumed run samples from the checkpoint
-    workers = make_workers(
-        [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
-         for _ in range(config.num_envs)]
-    )  # fmt: skip
+    if config.group_envs:  # a browser and a prepared start per group (GroupWorkers)
+        workers = GroupWorkers(config.env_id, config.num_envs, config.group_size, config.env_kwargs,
+                               reward=config.reward, reward_kwargs=config.reward_kwargs)  # fmt: skip
+    else:
+        workers = make_workers(
+            [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
+             for _ in range(config.num_envs)]
+        )  # fmt: skip
     rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)
     estimator = get_estimator(config.estimator)
     untempered = config.temperature == 1.0 and config.top_p is None and config.top_k is None

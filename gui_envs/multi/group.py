@@ -8,7 +8,7 @@ so any multi-agent code that drives PettingZoo can sample groups and read group 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -190,12 +190,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.agents = list(self.possible_agents)
         self.group_result = None
         obs, infos = {}, {}
-        leader = self.envs[self.possible_agents[0]].unwrapped
-        for agent in self.agents:
-            if self.envs[agent].unwrapped in self._followers:
-                self.envs[agent].unwrapped.share_starts(leader)
-            obs[agent], info = self.envs[agent].reset(seed=group_seed, options=options)
-            infos[agent] = {**public_info(info), "clicks": []}
+        for agent, (first_obs, info) in self.reset_members(group_seed, options).items():
+            obs[agent], infos[agent] = first_obs, {**public_info(info), "clicks": []}
         self._returns = dict.fromkeys(self.agents, 0.0)
         self._success = dict.fromkeys(self.agents, None)
         self._clicks = {a: [] for a in self.agents}
@@ -223,6 +219,21 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         for env in self.envs.values():
             if env.unwrapped not in self._followers:
                 announce(env, plan)
+
+    def reset_members(
+        self, seed: int, options: dict[str, Any] | None = None, agents: Sequence[str] | None = None
+    ) -> dict[str, tuple[Any, dict[str, Any]]]:
+        """Reset the members ``agents`` (default all; the first member first) to ``seed`` and ``options``, sharing the
+        first member's start (see the class docstring), and return each one's ``(obs, info)`` as its env gives them.
+        For a caller that drives the members itself (``trainers.rollout.GroupWorkers``); ``reset`` uses it too."""
+        leader = self.envs[self.possible_agents[0]].unwrapped
+        out = {}
+        for agent in agents if agents is not None else self.possible_agents:
+            member = self.envs[agent]
+            if member.unwrapped in self._followers:
+                member.unwrapped.share_starts(leader)
+            out[agent] = member.reset(seed=seed, options=options)
+        return out
 
     def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,
