@@ -252,7 +252,7 @@ class PreparedResets:
             self._announced(upcoming)
         self._upcoming.replace(plan)
         session = self._browser.session
-        if plan and session is not None and session.alive and not is_closed(self):
+        if plan and self.prepare_ahead and session is not None and session.alive and not is_closed(self):
             self._pair.prepare(session, *self._announced(plan[0]))
 
     def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
