@@ -208,7 +208,8 @@ class PreparedResets:
 
     _pair: PagePair
     _browser: HermeticBrowser
-    _opened: tuple[PageView, bytes]
+    #: What was observed of the episode's start page: ``(view, image bytes, decoded frame)`` for ``GuiWebEnv``.
+    _opened: tuple[PageView, bytes, Any]
     _upcoming: UpcomingResets
     #: Whether each of the last two resets named its episode.
     _named: tuple[bool, bool] = (False, False)

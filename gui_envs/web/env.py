@@ -80,9 +80,12 @@ class WebEnvBase(ScreenEnv):
         self._absorb(view, image)
         return error
 
-    def _absorb(self, view: PageView, image: bytes) -> None:
+    def _absorb(self, view: PageView, image: bytes, frame: np.ndarray | None = None) -> None:
+        """Take ``view`` and the screenshot: ``frame`` when it was decoded already (a prepared start), else ``image``."""
         self._view = view
-        if image:
+        if frame is not None:
+            self._frame = frame
+        elif image:
             self._frame = observation.decode(image, self.viewport)
 
     def _release(self) -> None:
@@ -146,8 +149,12 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
 
     def __init__(self, sites: Sequence[str] = SITE_NAMES, **kwargs: Any) -> None:
         super().__init__(sites, **kwargs)
-        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
-        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes)
+        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts; a start is
+        # handed over decoded (observation.observe_decoded).
+        observe = functools.partial(observation.observe_decoded, observe=self._page_observer(), size=self.viewport)
+        self._init_pair(
+            tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes, observe
+        )
 
     def _episode(self, cls: type[Task], seed: int) -> Callable[[dict[str, SiteState]], tuple[Task, str]]:
         return functools.partial(_build_episode, cls, seed, self.rng_salt)

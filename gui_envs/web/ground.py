@@ -101,15 +101,16 @@ def build_page(seed: int, attempt: int, states: dict[str, SiteState]) -> tuple[n
 
 def observe_page(
     page: Any, observe: Callable[[Any], tuple[PageView, bytes]], viewport: tuple[int, int], top: int, contexts: bool
-) -> tuple[PageView, bytes, dict[str, Any] | None]:
-    """The start page's view and image and, when ``contexts``, the candidates' layout facts
-    (:data:`~gui_envs.web.describe.CONTEXT_JS`, keyed by element id), which structural descriptions need. Runs in
-    the browser thread, so a page prepared in the background is described without a further browser call."""
-    view, image = observe(page)
+) -> tuple[PageView, bytes, dict[str, Any] | None, np.ndarray | None]:
+    """The start page's view, image and decoded frame (:func:`~gui_envs.browser.observation.observe_decoded`) and,
+    when ``contexts``, the candidates' layout facts (:data:`~gui_envs.web.describe.CONTEXT_JS`, keyed by element
+    id), which structural descriptions need. Runs in the browser thread, so a page prepared in the background is
+    described and decoded without a further browser call."""
+    view, image, frame = observation.observe_decoded(page, observe, viewport)
     if not contexts:
-        return view, image, None
+        return view, image, None, frame
     ids = [el["id"] for el in inside_viewport(view, viewport, top)]
-    return view, image, page.evaluate(referring.CONTEXT_JS, ids)
+    return view, image, page.evaluate(referring.CONTEXT_JS, ids), frame
 
 
 class GuiWebGroundEnv(PreparedResets, WebEnvBase):
@@ -205,10 +206,10 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         self.target = None
         for attempt in range(ATTEMPTS):
             # Attempt 0 of the guessed seed is the page prepared in the background; the rest build in the foreground.
-            rng, (view, image, contexts) = self._swap_in(
+            rng, (view, image, contexts, frame) = self._swap_in(
                 (page_seed, attempt), functools.partial(build_page, page_seed, attempt)
             )
-            self._absorb(view, image)
+            self._absorb(view, image, frame)
             described = self._described(contexts) if self.describe == "structure" else self._text_described()
             if described:
                 break

@@ -65,6 +65,7 @@ def test_web_members_share_one_observed_start_and_act_apart() -> None:
             assert np.abs(o["screenshot"].astype(int) - reference["screenshot"].astype(int)).mean() < 2.0
         first, second, third = (e.unwrapped for e in group.envs.values())
         assert second._opened[0] is not first._opened[0]  # a copy each: nothing mutable is shared
+        assert not np.shares_memory(second._frame, first._frame)
         # The first agent solves the task on its own copy; it reaches neither the others' sites nor their pages.
         first._session.call(lambda h: h.page.evaluate("document.cookie = 'agent=0; path=/'"))
         rewards = {}
