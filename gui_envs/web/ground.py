@@ -101,16 +101,28 @@ def build_page(seed: int, attempt: int, states: dict[str, SiteState]) -> tuple[n
 
 def observe_page(
     page: Any, observe: Callable[[Any], tuple[PageView, bytes]], viewport: tuple[int, int], top: int, contexts: bool
-) -> tuple[PageView, bytes, dict[str, Any] | None, np.ndarray | None]:
-    """The start page's view, image and decoded frame (:func:`~gui_envs.browser.observation.observe_decoded`) and,
-    when ``contexts``, the candidates' layout facts (:data:`~gui_envs.web.describe.CONTEXT_JS`, keyed by element
-    id), which structural descriptions need. Runs in the browser thread, so a page prepared in the background is
-    described and decoded without a further browser call."""
+) -> tuple[PageView, bytes, dict[str, list[str]] | None, np.ndarray | None]:
+    """The start page's view, image, structural descriptions (when ``contexts``; see :func:`structure_described`)
+    and decoded frame (:func:`~gui_envs.browser.observation.observe_decoded`). Runs in the browser thread, so a page
+    prepared in the background is described and decoded there, without a further browser call, and the members of
+    a group copy the descriptions instead of computing them again."""
     view, image, frame = observation.observe_decoded(page, observe, viewport)
     if not contexts:
         return view, image, None, frame
     ids = [el["id"] for el in inside_viewport(view, viewport, top)]
-    return view, image, page.evaluate(referring.CONTEXT_JS, ids), frame
+    facts = page.evaluate(referring.CONTEXT_JS, ids)
+    return view, image, structure_described(view, facts, viewport, top), frame
+
+
+def structure_described(
+    view: PageView, contexts: dict[str, Any], viewport: tuple[int, int], top: int
+) -> dict[str, list[str]]:
+    """``describe="structure"``: the candidates (:func:`inside_viewport`) with at least one description that fits
+    no other candidate, given their layout facts (``contexts``: :data:`~gui_envs.web.describe.CONTEXT_JS`, by id)."""
+    inside = inside_viewport(view, viewport, top)
+    candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
+    described = referring.describe_page(candidates, contexts, viewport)
+    return {i: texts for i, texts in described.items() if texts}
 
 
 class GuiWebGroundEnv(PreparedResets, WebEnvBase):
@@ -206,11 +218,11 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         self.target = None
         for attempt in range(ATTEMPTS):
             # Attempt 0 of the guessed seed is the page prepared in the background; the rest build in the foreground.
-            rng, (view, image, contexts, frame) = self._swap_in(
+            rng, (view, image, structured, frame) = self._swap_in(
                 (page_seed, attempt), functools.partial(build_page, page_seed, attempt)
             )
             self._absorb(view, image, frame)
-            described = self._described(contexts) if self.describe == "structure" else self._text_described()
+            described = structured if self.describe == "structure" else self._text_described()
             if described:
                 break
         else:  # pragma: no cover - every bundled site has clickable text
@@ -248,14 +260,6 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
             for el in self._inside()
             if el["text"].strip() and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60
         }
-
-    def _described(self, contexts: dict[str, Any]) -> dict[str, list[str]]:
-        """``describe="structure"``: candidates with at least one description that fits no other candidate, given
-        the candidates' layout facts (``contexts``, from :func:`observe_page`)."""
-        inside = self._inside()
-        candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
-        described = referring.describe_page(candidates, contexts, self.viewport)
-        return {i: texts for i, texts in described.items() if texts}
 
     @guarded_step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
