@@ -34,6 +34,7 @@ from agents.base import Agent, AgentOutput
 from gui_envs.actions import Action
 from gui_envs.privileged import privileged_of, public_info
 from gui_envs.trajectory import Step, Trajectory
+from gui_envs.upcoming import announce
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 
@@ -73,6 +74,10 @@ class EnvWorkers:
         """Each slot's privileged facts about its current state (:mod:`gui_envs.privileged`)."""
         raise NotImplementedError
 
+    def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
+        """Tell each slot its next reset seeds, in order (``plans[i]`` for slot ``i``), so that envs that prepare
+        their starts prepare those (:mod:`gui_envs.upcoming`). Only a hint: by default nothing is done."""
+
     def close(self) -> None:
         """Release the envs."""
 
@@ -97,6 +102,10 @@ class ListWorkers(EnvWorkers):
 
     def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
         return {i: privileged_of(self.envs[i]) for i in indices}
+
+    def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
+        for env, plan in zip(self.envs, plans, strict=False):
+            announce(env, plan)
 
     def screenshots(self, indices: Sequence[int], observations: Sequence[Any]) -> dict[int, np.ndarray]:
         out = super().screenshots(indices, observations)

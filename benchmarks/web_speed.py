@@ -35,6 +35,11 @@ the reset is nearly all of its cost): ``reset()``, whose page the env prepares i
 work every reset did before the preparation existed), each after a step and :data:`GROUND_THINK_S` of agent time and
 back to back after a step (SB3's loop: the preparation has had only the step's time).
 
+Fourth table, announced named resets (issue 28): ``reset(seed=s)`` after a step and :data:`AGENT_THINK_S` of agent
+time on ``GuiWeb-v0`` and ``GuiWebGround-v0`` (1280x720), on an env told its seeds ahead
+(:func:`gui_envs.upcoming.announce`) and on one not told, one reset of each in turn (target: the announced p50 at
+most :data:`ANNOUNCED_TARGET_MS`).
+
 BrowserGym pins ``playwright==1.44`` (guigym needs a newer one), so it is measured in its own interpreter, run
 as a subprocess after the in-process rows; both launch the same Chromium binary. Set it up once::
 
@@ -44,8 +49,9 @@ as a subprocess after the in-process rows; both launch the same Chromium binary.
 No ``playwright install`` is needed: the probe points that Playwright at guigym's Chromium. Without
 ``--browsergym-python`` (or when the probe fails) the table says BrowserGym was not measured, and why.
 
-Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob] [--env all|shop|ground]
-[--browsergym-python .venv-browsergym/bin/python]``; ``--quick`` (what ``guigym bench`` runs) times 8 calls
+Usage: ``python benchmarks/web_speed.py [--n 40] [--resets 20] [--steps 50] [--no-miniwob] [--env all|shop|ground|announce]
+[--browsergym-python .venv-browsergym/bin/python]``; ``--env announce`` prints the fourth table alone (``--resets``
+calls per row); ``--quick`` (what ``guigym bench`` runs) times 8 calls
 per shop and grounding row and 10 steps / 4 resets of MiniWoB, a check that every row runs rather than a
 measurement. ``--env ground`` prints the grounding table alone (``--resets`` calls per row).
 """
@@ -299,6 +305,64 @@ def ground(n: int) -> dict[str, list[float]]:
     return out
 
 
+#: The named reset that follows an announcement, p50 in milliseconds, at most (issue 28).
+ANNOUNCED_TARGET_MS = 20.0
+#: The ids whose announced named resets are measured, and a step's action on each (a click that ends nothing).
+ANNOUNCED_IDS = {"GuiWeb-v0": Action.click(1200, 700), "GuiWebGround-v0": Action.click(640, 360)}
+
+
+def announced(n: int, think: float = AGENT_THINK_S) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per ``reset(seed=s)`` after a step and ``think`` seconds of agent time, on two envs of each id:
+    one told its seeds ahead (:func:`gui_envs.upcoming.announce`, as GRPO's rollouts and ``GroupEnv`` do), one not;
+    one reset of each in turn, so that both see the same machine load."""
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401  (registers the ids)
+    from gui_envs.upcoming import announce
+
+    out: dict[str, dict[str, list[float]]] = {}
+    for env_id, action in ANNOUNCED_IDS.items():
+        told, untold = gym.make(env_id), gym.make(env_id)
+        rows: dict[str, list[float]] = {"announced": [], "not announced": []}
+        seeds = list(range(1000, 1000 + n + 3))
+        bar = _progress.add_task(f"{env_id} named resets", total=len(seeds)) if _progress else None
+        try:
+            announce(told, seeds)
+            told.reset(seed=0)
+            untold.reset(seed=0)
+            for i, seed in enumerate(seeds):
+                for name, env in (("announced", told), ("not announced", untold)):
+                    env.step(action)
+                    time.sleep(think)
+                    t0 = time.perf_counter()
+                    env.reset(seed=seed)
+                    if i >= 3:  # warm-up
+                        rows[name].append((time.perf_counter() - t0) * 1000)
+                if _progress and bar is not None:
+                    _progress.advance(bar)
+        finally:
+            told.close()
+            untold.close()
+            if _progress and bar is not None:
+                _progress.remove_task(bar)
+        out[env_id] = rows
+    return out
+
+
+def announced_table(rows: dict[str, dict[str, list[float]]], think: float = AGENT_THINK_S) -> Table:
+    n = len(next(iter(next(iter(rows.values())).values())))
+    table = Table(title=f"reset(seed=s) after a step and {think:g} s of agent time, n={n} (ms)")
+    for col in ("env", "reset(seed=s)", "p50", "p90", "p50 / not announced", f"target p50 <= {ANNOUNCED_TARGET_MS:g}"):
+        table.add_column(col, justify="left" if col in ("env", "reset(seed=s)") else "right")
+    for env_id, pair in rows.items():
+        base = pct(pair["not announced"], 50)
+        for name, values in pair.items():
+            p50 = pct(values, 50)
+            verdict = ("met" if p50 <= ANNOUNCED_TARGET_MS else "NOT met") if name == "announced" else ""
+            table.add_row(env_id, name, f"{p50:.1f}", f"{pct(values, 90):.1f}", f"{p50 / base:.2f}x", verdict)
+    return table
+
+
 def ground_table(rows: dict[str, list[float]]) -> Table:
     """p50 / p90 per row, and each p50 over the not-prepared p50 of the same agent timing."""
     n = len(next(iter(rows.values())))
@@ -550,14 +614,22 @@ def main() -> None:
         help="Python of a venv with browsergym-core and browsergym-miniwob (e.g. .venv-browsergym/bin/python)",
     )
     parser.add_argument(
-        "--env", choices=("all", "shop", "ground"), default="all",
-        help="shop: the shop and MiniWoB tables; ground: the GuiWebGround-Box-v0 reset table (--resets per row)",
+        "--env", choices=("all", "shop", "ground", "announce"), default="all",
+        help="shop: the shop and MiniWoB tables; ground: the GuiWebGround-Box-v0 reset table (--resets per row); "
+        "announce: the announced named resets of GuiWeb-v0 and GuiWebGround-v0 (--resets per row)",
     )
     parser.add_argument("--quick", action="store_true", help="--n 8 --steps 10 --resets 4 (overrides them)")
     args = parser.parse_args()
     if args.quick:
         args.n, args.steps, args.resets = 8, 10, 4
     console = Console(width=None if sys.stdout.isatty() else 150)  # no wrapping when piped to a file
+    if args.env in ("all", "announce"):
+        with progress_bars():
+            told = announced(args.resets if args.env == "announce" else args.n)
+        console.print(announced_table(told))
+        if args.env == "announce":
+            console.print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs", soft_wrap=True)
+            return
     if args.env != "shop":
         with progress_bars():
             grounding = ground(args.resets if args.env == "ground" else args.n)

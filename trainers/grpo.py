@@ -58,7 +58,7 @@ from trainers.policy import (
     split_by_tokens,
 )
 from trainers.reward_fns import make_reward_env
-from trainers.rollout import RolloutConfig, collect_groups, make_workers
+from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
 
@@ -302,6 +302,12 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     return agent
 
 
+def step_seeds(config: GRPOConfig, step: int) -> list[int]:
+    """The group seeds of optimiser step ``step`` (0-based), all ranks' together: the data position is the step."""
+    pos = step * config.groups_per_step
+    return [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
@@ -359,10 +365,14 @@ def train(config: GRPOConfig) -> dict[str, Any]:
 
     if config.decoder == "vllm" and start > 0:
         gen.sync_weights(gen.model)  # the engine loaded config.model; a resumed run samples from the checkpoint
-    workers = make_workers(
-        [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
-         for _ in range(config.num_envs)]
-    )  # fmt: skip
+    if config.group_envs:  # a browser and a prepared start per group (GroupWorkers)
+        workers = GroupWorkers(config.env_id, config.num_envs, config.group_size, config.env_kwargs,
+                               reward=config.reward, reward_kwargs=config.reward_kwargs)  # fmt: skip
+    else:
+        workers = make_workers(
+            [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
+             for _ in range(config.num_envs)]
+        )  # fmt: skip
     rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)
     estimator = get_estimator(config.estimator)
     untempered = config.temperature == 1.0 and config.top_p is None and config.top_k is None
@@ -402,10 +412,11 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
         #    repeats nor skips seeds.
         t0, c0 = time.perf_counter(), time.process_time()
-        pos = step * config.groups_per_step
-        seeds = [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
+        seeds = step_seeds(config, step)
         gen.model.eval()
         groups = collect_groups(workers, agent, seeds[rank::world], config.group_size, rollout_cfg)
+        # The next step's resets are known now: browser envs prepare their first ones during the update.
+        workers.announce(group_plans(step_seeds(config, step + 1)[rank::world], config.group_size, workers.num_envs))
         t1 = time.perf_counter()
 
         # 2. Scoring: episode rewards (the wrapper already graded each step) and advantages.

@@ -186,6 +186,13 @@ class GRPOConfig(LoggingFields):
     fit it or the run is refused before any env or rollout. ``None`` (default): the CUDA device's memory when
     there is one, else no check (the plan is still printed)."""
 
+    # --- rollout envs ---
+    group_envs: bool = False
+    """Run the ``num_envs`` env slots as :class:`~gui_envs.multi.GroupEnv` copies of ``group_size`` members
+    (``trainers.rollout.GroupWorkers``): a group's members share one browser, and its start is built and observed
+    once, the others copying it (``python benchmarks/rollout_speed.py``). Needs ``num_envs`` a multiple of
+    ``group_size`` and a reward other than ``ipl``. False (default): ``num_envs`` separate envs, a browser each."""
+
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
             if not ok:
@@ -242,6 +249,9 @@ class GRPOConfig(LoggingFields):
              f"logprob_chunk_size must be an int >= 0 (0: no chunking), got {self.logprob_chunk_size!r}")  # fmt: skip
         need(self.device_memory_gib is None or self.device_memory_gib > 0,
              f"device_memory_gib must be > 0 or null (the CUDA device's), got {self.device_memory_gib!r}")  # fmt: skip
+        need(not self.group_envs or (self.num_envs % self.group_size == 0 and self.reward != "ipl"),
+             f"group_envs=true needs num_envs ({self.num_envs}) a multiple of group_size ({self.group_size}) and a "
+             f"reward other than 'ipl' (got {self.reward!r}); change them or set group_envs=false")  # fmt: skip
         # The names are checked against the registries here so a typo fails before any model loads.
         check_reward_name(self.reward)
         get_estimator(self.estimator)

@@ -27,6 +27,7 @@ from agents.base import Agent
 from agents.episode import EnvWorkers, ListWorkers, StepResult, play
 from gui_envs.privileged import privileged_of, privileged_of_vector
 from gui_envs.trajectory import Trajectory, save_trajectories
+from gui_envs.upcoming import announce
 
 
 @dataclass
@@ -106,6 +107,8 @@ def collect_groups(
     workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
     run = uuid.uuid4().hex[:8]
     jobs = [(s, k) for s in seeds for k in range(group_size)]
+    # Each slot's resets, told ahead: a browser env prepares its next one while the others play (gui_envs.upcoming).
+    workers.announce(group_plans(seeds, group_size, workers.num_envs))
     out: dict[int, list[Trajectory]] = {s: [] for s in seeds}
     for start in range(0, len(jobs), workers.num_envs):
         wave = jobs[start : start + workers.num_envs]
@@ -114,6 +117,17 @@ def collect_groups(
         for (s, _), traj in zip(wave, trajs, strict=True):
             out[s].append(traj)
     return [out[s] for s in seeds]
+
+
+def group_plans(seeds: Sequence[int], group_size: int, num_envs: int) -> list[list[int]]:
+    """The reset seeds each of ``num_envs`` slots gets, in order, when :func:`collect_groups` schedules
+    ``group_size`` rollouts of each seed over them in waves (slot ``i`` runs job ``i`` of every wave).
+
+    >>> group_plans([7, 9], 3, 4)
+    [[7, 9], [7, 9], [7], [9]]
+    """
+    jobs = [s for s in seeds for _ in range(group_size)]
+    return [jobs[i::num_envs] for i in range(num_envs)]
 
 
 # ----- env workers -------------------------------------------------------------------------------------
@@ -160,6 +174,11 @@ class VectorWorkers(EnvWorkers):
     def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
         facts = privileged_of_vector(self.env)
         return {i: facts[i] for i in indices}
+
+    def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
+        # A sync vector env holds its envs here; an async one's live in other processes (not told).
+        for env, plan in zip(getattr(self.env, "envs", ()), plans, strict=False):
+            announce(env, plan)
 
     def close(self) -> None:
         self.env.close()
@@ -208,6 +227,81 @@ class RayWorkers(EnvWorkers):
     def close(self) -> None:
         for actor in self.actors:
             self._ray.kill(actor)
+
+
+class GroupWorkers(EnvWorkers):
+    """Slots backed by :class:`~gui_envs.multi.GroupEnv` copies of ``group_size`` members each: slots
+    ``[g * N, (g + 1) * N)`` are the members of group env ``g``, which share one browser and one prepared start.
+
+    :func:`collect_groups` gives a group's ``N`` rollouts to ``N`` consecutive slots, so when ``num_envs`` is a
+    multiple of ``group_size`` every group env's slots reset to one seed together: the first member builds, loads
+    and observes the start (prepared in the background when announced), the others copy it. A reset that gives a
+    group env's slots different seeds resets them one by one, as separate envs would: the same episodes either way.
+
+    Args:
+        env_id: a registered id (every slot runs it with ``env_kwargs``).
+        num_envs: slots, a multiple of ``group_size``.
+        group_size: members per group env (at least 2).
+        env_kwargs: constructor arguments of every member.
+        reward: each member's reward wrapper (:func:`gui_envs.wrappers.with_reward`), ``None`` for the env's own.
+        reward_kwargs: its arguments.
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        group_size: int,
+        env_kwargs: dict[str, Any] | None = None,
+        reward: str | None = None,
+        reward_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        from gui_envs.multi import GroupEnv
+
+        if group_size < 2 or num_envs % group_size:
+            raise ValueError(f"num_envs ({num_envs}) must be a multiple of group_size ({group_size}), itself >= 2")
+        self.group_size, self.num_envs = group_size, num_envs
+        self.groups: list[Any] = []
+        try:
+            for _ in range(num_envs // group_size):
+                self.groups.append(
+                    GroupEnv(env_id, group_size, env_kwargs=env_kwargs, reward=reward, reward_kwargs=reward_kwargs)
+                )
+        except BaseException:
+            self.close()
+            raise
+        self.slots = [g.envs[a] for g in self.groups for a in g.possible_agents]
+        self.env_ids = [env_id] * num_envs
+
+    def reset(
+        self, seeds: Sequence[int | None], n: int, options: dict[str, Any] | None = None
+    ) -> list[tuple[Any, dict[str, Any]]]:
+        out: list[tuple[Any, dict[str, Any]]] = []
+        for g, group in enumerate(self.groups):
+            slots = range(g * self.group_size, min((g + 1) * self.group_size, n))
+            together = {seeds[i] for i in slots}
+            if len(slots) and len(together) == 1 and seeds[slots[0]] is not None:
+                agents = group.possible_agents[: len(slots)]
+                out.extend(group.reset_members(seeds[slots[0]], options, agents).values())
+            else:
+                out.extend(self.slots[i].reset(seed=seeds[i], options=options) for i in slots)
+        return out
+
+    def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
+        return {i: self.slots[i].step(a) for i, a in actions.items()}
+
+    def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
+        return {i: privileged_of(self.slots[i]) for i in indices}
+
+    def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
+        # The first member of each group env prepares; the others take its starts (GroupEnv.announce).
+        for g, group in enumerate(self.groups):
+            if g * self.group_size < len(plans):
+                group.announce(plans[g * self.group_size])
+
+    def close(self) -> None:
+        for group in self.groups:
+            group.close()
 
 
 class _EnvActor:

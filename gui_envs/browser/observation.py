@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,6 +171,16 @@ def observe(page: Any, timeout_ms: float, image_format: str | None = "jpeg") -> 
                 raise
             page.wait_for_load_state("load", timeout=timeout_ms)
     return view, screenshot(page, image_format) if image_format is not None else b""
+
+
+def observe_decoded(
+    page: Any, observe: Callable[[Any], tuple[PageView, bytes]], size: tuple[int, int]
+) -> tuple[PageView, bytes, np.ndarray | None]:
+    """``observe(page)`` and its screenshot decoded to (H, W, 3) uint8 (``None`` without a capture). A start prepared
+    in the background (:mod:`gui_envs.browser.prefetch`) is observed so: the decode (tens of ms at 1280x720 on a
+    busy core) is done there, off the reset's path, and group members copy the array instead of decoding again."""
+    view, image = observe(page)
+    return view, image, decode(image, size) if image else None
 
 
 def decode(image: bytes, size: tuple[int, int]) -> np.ndarray:

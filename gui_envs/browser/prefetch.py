@@ -19,17 +19,21 @@ episode nor an earlier one can be reached or read before its reset.
 
 from __future__ import annotations
 
+import copy
 import functools
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from gymnasium.utils import seeding
 
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
-from gui_envs.lifecycle import guarded_reset
+from gui_envs.lifecycle import check_reset_options, guarded_reset, is_closed
+from gui_envs.upcoming import Upcoming, UpcomingResets
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]
@@ -77,6 +81,10 @@ class PagePair:
         self.routes_of = routes
         self.observe = observe
         self._generation = 0
+        #: ``(key, observed)`` of every start the last reset swapped in, in order (what a group member hands on).
+        self.played: list[tuple[Hashable, Any]] = []
+        #: Starts observed elsewhere for this reset, by key (:meth:`PreparedResets.share_starts`).
+        self.offered: dict[Hashable, Any] = {}
 
     @property
     def active(self) -> Side:
@@ -101,19 +109,36 @@ class PagePair:
         self._generation += 1
         self._submit(weakref.ref(session), self._generation, key, build)
 
-    def swap(self, h: SessionHandles, key: Hashable, build: Build) -> tuple[Any, Any]:
+    def swap(self, h: SessionHandles | None, key: Hashable, build: Build, page: bool = True) -> tuple[Any, Any]:
         """The reset (browser thread): bring the spare side to episode ``key`` (nothing left to do when it is the one
-        prepared), make it the active one, and return its payload and observation."""
+        prepared), make it the active one, and return its payload and observation.
+
+        A start :attr:`offered` for ``key`` (observed on another copy of the same env) is not observed again: the
+        side is still built and its page loaded, so the agent acts on a page of its own; with ``page=False`` (an
+        owner that never acts on the page) only the payload is built, and the side's page is left as it was; that
+        needs no browser, so ``h`` may then be ``None`` (called from the env's thread, with no session to race).
+        """
         self._generation += 1  # background steps still queued are for a side that is about to change
         spare = self.sides[1]
         if spare.key != key:  # not the guess: from the start, as the guessed page may have set cookies
             spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        offered = self.offered.pop(key, None)
+        if offered is not None and spare.done < _STEPS:
+            if page:
+                while spare.done < _STEPS - 1:
+                    self._advance(h, spare)
+            else:
+                spare.payload, spare.url = build(spare.owner)
+            # The group's copies must not share mutable state: each gets its own copy of the observation.
+            spare.observed, spare.done = copy.deepcopy(offered), _STEPS
         while spare.done < _STEPS:
             self._advance(h, spare)
         self.sides.reverse()
-        h.context, h.page = spare.context, spare.page
+        if h is not None:
+            h.context, h.page = spare.context, spare.page
         spare.key = None  # used up: the agent changes it from now on
         assert spare.observed is not None
+        self.played.append((key, spare.observed))
         return spare.payload, spare.observed
 
     # ----- internals -------------------------------------------------------------------------------------
@@ -131,6 +156,8 @@ class PagePair:
         spare = self.sides[1]
         if spare.key != key:
             spare.key, spare.build, spare.observed, spare.done = key, build, None, 0
+        if spare.done >= _STEPS:  # asked again for the episode already prepared (an announcement repeated)
+            return
         self._advance(h, spare)
         if spare.done < _STEPS:
             self._submit(session, generation, key, build)
@@ -172,14 +199,18 @@ class PreparedResets:
     implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
 
     A caller that names every episode (``reset(seed=...)`` or an ``options`` seed: GRPO's rollouts, ``GroupEnv``,
-    evaluation loops) cannot be guessed, so after two such resets in a row nothing is prepared until a reset without
-    one: those callers pay no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()``
-    (Gymnasium's and SB3's pattern), still prepares.
+    evaluation loops) cannot be guessed, but it can say what comes: :meth:`announce` (:mod:`gui_envs.upcoming`).
+    While an announced reset is pending, it is the one prepared, whatever the last resets were. Without an
+    announcement, after two named resets in a row nothing is prepared until a reset without one: those callers pay
+    no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()`` (Gymnasium's and SB3's
+    pattern), still prepares.
     """
 
     _pair: PagePair
     _browser: HermeticBrowser
-    _opened: tuple[PageView, bytes]
+    #: What was observed of the episode's start page: ``(view, image bytes, decoded frame)`` for ``GuiWebEnv``.
+    _opened: tuple[PageView, bytes, Any]
+    _upcoming: UpcomingResets
     #: Whether each of the last two resets named its episode.
     _named: tuple[bool, bool] = (False, False)
 
@@ -188,7 +219,53 @@ class PreparedResets:
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         named = seed is not None or (options or {}).get("seed") is not None
         self._named = (self._named[1], named)
+        self._upcoming.use(seed, options)
+        self._pair.played = []
         return super().reset(seed=seed, options=options)  # type: ignore[misc]
+
+    def share_starts(self, source: PreparedResets) -> None:
+        """Offer this env's next reset the starts ``source`` swapped in at its last reset: where that reset plays the
+        same episode, its start is built and loaded here but not observed again (and, for an env that never acts on
+        its page, not loaded either). ``source`` must be another copy made by ``gym.make`` with the same arguments;
+        anything else is ignored. ``GroupEnv`` does so for its members, which reset to one task and seed. The
+        episode is the one the reset's own arguments give."""
+        # Only a copy made the same way (gym.make with equal arguments: its spec) observes a start the same way.
+        spec = getattr(self, "spec", None)
+        if type(source) is type(self) and source is not self and spec is not None and source.spec == spec:  # type: ignore[attr-defined]
+            self._pair.offered = dict(source._pair.played)
+
+    #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).
+    _acts_on_page: bool = True
+    #: Prepare the next episode while the agent acts; a group member that takes its starts from another copy
+    #: (:meth:`share_starts`) turns it off, as that copy prepares them.
+    prepare_ahead: bool = True
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.upcoming`).
+
+        The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
+        reset with those arguments only swaps it in. The episode a reset plays never depends on what was
+        announced. Raises what the reset itself would raise for options it does not take or an unknown task name.
+        """
+        plan = [Upcoming.of(r) for r in resets]
+        for upcoming in plan:
+            check_reset_options(self, upcoming.options)
+            self._announced(upcoming)
+        self._upcoming.replace(plan)
+        session = self._browser.session
+        if plan and self.prepare_ahead and session is not None and session.alive and not is_closed(self):
+            self._pair.prepare(session, *self._announced(plan[0]))
+
+    def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
+        """The key and build of the episode ``reset(seed=upcoming.seed, options=upcoming.options)`` will play, for a
+        task env: gymnasium reseeds the env's generator with the seed, then the template and task seed are drawn
+        from it where the options do not name them (:meth:`~gui_envs.tasks.env.TaskEnv._draw`)."""
+        if upcoming.seed is not None:
+            rng = seeding.np_random(upcoming.seed)[0]
+        else:
+            rng = copy.deepcopy(self.np_random)  # type: ignore[attr-defined]
+        cls, seed = self._draw(rng, dict(upcoming.options or {}))  # type: ignore[attr-defined]
+        return (cls.name, seed), self._episode(cls, seed)
 
     def _init_pair(
         self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
@@ -196,6 +273,7 @@ class PreparedResets:
         """Two copies of the app state (``owners``: the episode's, and the next one's), ``routes(owner)`` and how a
         start page is observed (default: the env's ``(view, image bytes)``)."""
         self._pair = PagePair(owners, routes, observe or self._page_observer())  # type: ignore[attr-defined]
+        self._upcoming = UpcomingResets()
 
     def _episode(self, cls: Any, seed: int) -> Build:
         """How a side is brought to the episode of template ``cls`` and task seed ``seed``."""
@@ -217,14 +295,26 @@ class PreparedResets:
     def _swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
         """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
         returns its payload and what was observed of its start page."""
-        payload, observed = self._ensure_session().call(functools.partial(self._pair.swap, key=key, build=build))
+        swap = functools.partial(self._pair.swap, key=key, build=build, page=self._acts_on_page)
+        if not self._acts_on_page and key in self._pair.offered and self._browser.session is None:
+            # A copy that never acts on its page, handed its start: no browser to open (a context costs a renderer).
+            payload, observed = swap(None)
+        else:
+            payload, observed = self._ensure_session().call(swap)
         self._browser.net = self._pair.active.net
         return payload, observed
 
     def _prepare_next(self, key: Hashable, build: Build) -> None:
-        """Prepare episode ``key`` on the spare side while the agent acts (returns at once); nothing for a caller
-        that named its last two episodes (see the class docstring)."""
-        if all(self._named):
+        """Prepare the next announced reset's episode on the spare side while the agent acts (returns at once), else
+        the guess ``key`` (what the next ``reset()`` without a seed draws); nothing for a caller that named its last
+        two episodes and announced none (see the class docstring)."""
+        self._pair.offered = {}  # the reset is over (this runs at its end): what was offered was for it alone
+        upcoming = self._upcoming.next()
+        if not self.prepare_ahead:
+            return
+        if upcoming is not None:
+            key, build = self._announced(upcoming)
+        elif all(self._named):
             return
         self._pair.prepare(self._ensure_session(), key, build)
 

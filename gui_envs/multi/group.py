@@ -7,7 +7,8 @@ so any multi-agent code that drives PettingZoo can sample groups and read group 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -16,6 +17,7 @@ from pettingzoo import ParallelEnv
 
 from gui_envs.lifecycle import guarded_close, guarded_reset, guarded_step
 from gui_envs.privileged import privileged_of, public_info
+from gui_envs.upcoming import Upcoming, announce
 from gui_envs.wrappers import action_point, as_action, with_reward
 from rewards.advantage import group_advantage
 from rewards.sca import SCAConfig, spatial_credit
@@ -87,6 +89,13 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
 
     **Browsers**: web envs and simulated phones share one Chromium, one browser context per copy
     (``share_browser=True``), so a group of 8 starts one browser, not 8 (``python benchmarks/group_speed.py``).
+    A killed browser fails this group's calls alone (each group has its own); the next ``reset`` relaunches it.
+
+    **One start per group** (``share_starts=True``, the browser envs that prepare their resets): the first copy
+    builds, loads and observes the group's start; every other copy builds its own state and loads its own page (the
+    agents' actions stay apart) but takes a copy of that observation instead of taking it again, and a grounding
+    copy that never acts on its page does not load it either. :meth:`announce` tells the group its next seeds, so
+    the first copy prepares them while the agents act (:mod:`gui_envs.upcoming`).
 
     Args:
         env_id: any registered guigym id.
@@ -99,6 +108,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         reward: wrap each copy with :func:`gui_envs.wrappers.with_reward` (``"binary"``, ``"ssl"``,
             ``"continuous"``...); ``None`` keeps the env's own reward.
         reward_kwargs: the reward wrapper's arguments.
+        share_starts: build each group start once and hand copies to the other members (see above).
     """
 
     metadata = {"name": "guigym_group_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
@@ -114,6 +124,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         render_mode: str | None = None,
         reward: str | None = None,
         reward_kwargs: dict[str, Any] | None = None,
+        share_starts: bool = True,
     ) -> None:
         if n_agents < 2:
             raise GroupConfigError(f"n_agents must be at least 2 (a group), got {n_agents}")
@@ -142,6 +153,13 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         except BaseException:
             self.close()
             raise
+        # One prepared start per group: the first copy builds, loads and observes it; the others take its
+        # observation (prefetch.PreparedResets.share_starts), and prepare nothing of their own.
+        self._followers = []
+        if share_starts:
+            self._followers = [e.unwrapped for e in list(self.envs.values())[1:] if hasattr(e.unwrapped, "share_starts")]
+        for follower in self._followers:
+            follower.prepare_ahead = False
         self.observation_spaces = {a: e.observation_space for a, e in self.envs.items()}
         self.action_spaces = {a: e.action_space for a, e in self.envs.items()}
         self.group_result: dict[str, Any] | None = None
@@ -172,9 +190,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.agents = list(self.possible_agents)
         self.group_result = None
         obs, infos = {}, {}
-        for agent in self.agents:
-            obs[agent], info = self.envs[agent].reset(seed=group_seed, options=options)
-            infos[agent] = {**public_info(info), "clicks": []}
+        for agent, (first_obs, info) in self.reset_members(group_seed, options).items():
+            obs[agent], infos[agent] = first_obs, {**public_info(info), "clicks": []}
         self._returns = dict.fromkeys(self.agents, 0.0)
         self._success = dict.fromkeys(self.agents, None)
         self._clicks = {a: [] for a in self.agents}
@@ -183,6 +200,40 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         box = privileged_of(self.envs[self.possible_agents[0]]).get("target_bbox")
         self._target_box = [float(v) for v in box] if box is not None else None
         return obs, infos
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the group its next resets, in order (see :mod:`gui_envs.upcoming`): each member is announced the
+        resets it will get, so members that prepare their starts (the browser envs) prepare them while the agents
+        act. A ``None`` seed is the group seed the group's generator will draw then."""
+        rng = copy.deepcopy(self._rng)
+        plan = []
+        for item in resets:
+            upcoming = Upcoming.of(item)
+            if upcoming.seed is not None:  # reset(seed=s) reseeds the group's generator (see reset)
+                rng = np.random.default_rng(upcoming.seed)
+                group_seed = upcoming.seed
+            else:
+                group_seed = int(rng.integers(2**31 - 1))
+            plan.append(Upcoming(group_seed, self._copy_options(upcoming.options)))
+        # The members that take their starts from the first one need not prepare them.
+        for env in self.envs.values():
+            if env.unwrapped not in self._followers:
+                announce(env, plan)
+
+    def reset_members(
+        self, seed: int, options: dict[str, Any] | None = None, agents: Sequence[str] | None = None
+    ) -> dict[str, tuple[Any, dict[str, Any]]]:
+        """Reset the members ``agents`` (default all; the first member first) to ``seed`` and ``options``, sharing the
+        first member's start (see the class docstring), and return each one's ``(obs, info)`` as its env gives them.
+        For a caller that drives the members itself (``trainers.rollout.GroupWorkers``); ``reset`` uses it too."""
+        leader = self.envs[self.possible_agents[0]].unwrapped
+        out = {}
+        for agent in agents if agents is not None else self.possible_agents:
+            member = self.envs[agent]
+            if member.unwrapped in self._followers:
+                member.unwrapped.share_starts(leader)
+            out[agent] = member.reset(seed=seed, options=options)
+        return out
 
     def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,

@@ -80,9 +80,12 @@ class WebEnvBase(ScreenEnv):
         self._absorb(view, image)
         return error
 
-    def _absorb(self, view: PageView, image: bytes) -> None:
+    def _absorb(self, view: PageView, image: bytes, frame: np.ndarray | None = None) -> None:
+        """Take ``view`` and the screenshot: ``frame`` when it was decoded already (a prepared start), else ``image``."""
         self._view = view
-        if image:
+        if frame is not None:
+            self._frame = frame
+        elif image:
             self._frame = observation.decode(image, self.viewport)
 
     def _release(self) -> None:
@@ -127,7 +130,9 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
       element this step's action targeted by id, if any) and ``url``;
     * a reset shows the start page on a page without history. The episode the next ``reset()`` without a seed
       will draw is prepared while the agent acts (:class:`~gui_envs.browser.prefetch.PreparedResets`: a second
-      context and copy of the sites), so that reset only swaps it in.
+      context and copy of the sites), so that reset only swaps it in. A caller that names its seeds tells the env
+      which come next (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`, :mod:`gui_envs.upcoming`), and
+      those are prepared instead; the episode a reset plays is the one its arguments give either way.
 
     Version history: v0, initial release.
 
@@ -144,8 +149,12 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
 
     def __init__(self, sites: Sequence[str] = SITE_NAMES, **kwargs: Any) -> None:
         super().__init__(sites, **kwargs)
-        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
-        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes)
+        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts; a start is
+        # handed over decoded (observation.observe_decoded).
+        observe = functools.partial(observation.observe_decoded, observe=self._page_observer(), size=self.viewport)
+        self._init_pair(
+            tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes, observe
+        )
 
     def _episode(self, cls: type[Task], seed: int) -> Callable[[dict[str, SiteState]], tuple[Task, str]]:
         return functools.partial(_build_episode, cls, seed, self.rng_salt)

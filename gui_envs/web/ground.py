@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 
 from gui_envs.action_space import ActionSpace
 from gui_envs.actions import Action, coerce_action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
-from gui_envs.browser.prefetch import PreparedResets
+from gui_envs.browser.prefetch import Build, PreparedResets
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetNeededError
 from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
+from gui_envs.upcoming import Upcoming
 from gui_envs.web import describe as referring
 from gui_envs.web.env import WebEnvBase, site_routes
 from gui_envs.web.tasks import SITES
@@ -100,15 +102,28 @@ def build_page(seed: int, attempt: int, states: dict[str, SiteState]) -> tuple[n
 
 def observe_page(
     page: Any, observe: Callable[[Any], tuple[PageView, bytes]], viewport: tuple[int, int], top: int, contexts: bool
-) -> tuple[PageView, bytes, dict[str, Any] | None]:
-    """The start page's view and image and, when ``contexts``, the candidates' layout facts
-    (:data:`~gui_envs.web.describe.CONTEXT_JS`, keyed by element id), which structural descriptions need. Runs in
-    the browser thread, so a page prepared in the background is described without a further browser call."""
-    view, image = observe(page)
+) -> tuple[PageView, bytes, dict[str, list[str]] | None, np.ndarray | None]:
+    """The start page's view, image, structural descriptions (when ``contexts``; see :func:`structure_described`)
+    and decoded frame (:func:`~gui_envs.browser.observation.observe_decoded`). Runs in the browser thread, so a page
+    prepared in the background is described and decoded there, without a further browser call, and the members of
+    a group copy the descriptions instead of computing them again."""
+    view, image, frame = observation.observe_decoded(page, observe, viewport)
     if not contexts:
-        return view, image, None
+        return view, image, None, frame
     ids = [el["id"] for el in inside_viewport(view, viewport, top)]
-    return view, image, page.evaluate(referring.CONTEXT_JS, ids)
+    facts = page.evaluate(referring.CONTEXT_JS, ids)
+    return view, image, structure_described(view, facts, viewport, top), frame
+
+
+def structure_described(
+    view: PageView, contexts: dict[str, Any], viewport: tuple[int, int], top: int
+) -> dict[str, list[str]]:
+    """``describe="structure"``: the candidates (:func:`inside_viewport`) with at least one description that fits
+    no other candidate, given their layout facts (``contexts``: :data:`~gui_envs.web.describe.CONTEXT_JS`, by id)."""
+    inside = inside_viewport(view, viewport, top)
+    candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
+    described = referring.describe_page(candidates, contexts, viewport)
+    return {i: texts for i, texts in described.items() if texts}
 
 
 class GuiWebGroundEnv(PreparedResets, WebEnvBase):
@@ -148,6 +163,8 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     is guessed from a copy of the env's generator, and its first page is prepared while the agent acts, in a second
     browser context with its own copy of the sites (:class:`~gui_envs.browser.prefetch.PreparedResets`: state
     restore, navigation, observation and the layout facts the description needs), so that reset only swaps it in.
+    A named reset that was announced (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`,
+    :mod:`gui_envs.upcoming`: GRPO's rollouts and ``GroupEnv`` do) is prepared the same way instead of the guess.
     Any other reset, and a further draw after a page without a target, is built the same way in the foreground:
     the same seed gives the same episode either way. The agent's clicks (``perform_click=True``) reach only the
     page of its episode; a start page has no history behind it.
@@ -171,6 +188,8 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         if describe not in ("structure", "text"):
             raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
         self.action_type, self.perform_click, self.describe = action_type, perform_click, describe
+        # A click judged on the screenshot alone needs no page of its own when the start was observed elsewhere.
+        self._acts_on_page = perform_click
         # The description's layout facts are taken where the page is observed: in the background when prepared.
         top = BANNER_PX if action_type == "box" else 0
         observe = functools.partial(
@@ -200,11 +219,11 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         self.target = None
         for attempt in range(ATTEMPTS):
             # Attempt 0 of the guessed seed is the page prepared in the background; the rest build in the foreground.
-            rng, (view, image, contexts) = self._swap_in(
+            rng, (view, image, structured, frame) = self._swap_in(
                 (page_seed, attempt), functools.partial(build_page, page_seed, attempt)
             )
-            self._absorb(view, image)
-            described = self._described(contexts) if self.describe == "structure" else self._text_described()
+            self._absorb(view, image, frame)
+            described = structured if self.describe == "structure" else self._text_described()
             if described:
                 break
         else:  # pragma: no cover - every bundled site has clickable text
@@ -217,6 +236,15 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         guess = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
         self._prepare_next((guess, 0), functools.partial(build_page, guess, 0))
         return self._observe(), self._info(None, None)
+
+    def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
+        """The first page of the page seed ``reset(seed=upcoming.seed, options=upcoming.options)`` will draw: the
+        options' seed, else the first draw of the generator that seed gives (of a copy of the env's, without one)."""
+        page_seed = (upcoming.options or {}).get("seed")
+        if page_seed is None:
+            rng = seeding.np_random(upcoming.seed)[0] if upcoming.seed is not None else copy.deepcopy(self.np_random)
+            page_seed = rng.integers(2**31 - 1)
+        return (int(page_seed), 0), functools.partial(build_page, int(page_seed), 0)
 
     def _inside(self) -> list[dict[str, Any]]:
         """Visible clickable elements wholly inside the viewport (below the banner in box mode), in DOM order."""
@@ -233,14 +261,6 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
             for el in self._inside()
             if el["text"].strip() and counts[el["text"].lower()] == 1 and len(el["text"]) <= 60
         }
-
-    def _described(self, contexts: dict[str, Any]) -> dict[str, list[str]]:
-        """``describe="structure"``: candidates with at least one description that fits no other candidate, given
-        the candidates' layout facts (``contexts``, from :func:`observe_page`)."""
-        inside = self._inside()
-        candidates = [el for el in inside if el["id"] in contexts and referring.targetable(el, contexts[el["id"]])]
-        described = referring.describe_page(candidates, contexts, self.viewport)
-        return {i: texts for i, texts in described.items() if texts}
 
     @guarded_step
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:

@@ -98,3 +98,11 @@ def test_a_non_seed_split_that_overlaps_is_refused_naming_the_shared_items() -> 
     check_no_overlap(["a", "b"], ["c"], "task templates")
     with pytest.raises(SplitOverlapError, match=r"held-out task templates overlap the training task templates at b: move"):
         check_no_overlap(["a", "b"], ["b", "c", "b"], "task templates", hint="move b out")
+
+
+def test_group_envs_need_slots_that_split_into_groups() -> None:
+    assert GRPOConfig(model="m", group_envs=True, num_envs=16, group_size=8).group_envs
+    with pytest.raises(ConfigError, match="multiple of group_size"):
+        GRPOConfig(model="m", group_envs=True, num_envs=12, group_size=8)
+    with pytest.raises(ConfigError, match="other than 'ipl'"):
+        GRPOConfig(model="m", group_envs=True, num_envs=8, group_size=8, reward="ipl")

@@ -113,3 +113,10 @@ def test_own_decoder_trains_exactly_as_generate(tiny_lm_path: Path, tmp_path: Pa
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7, msg=name)
     with pytest.raises(ConfigError, match="decoder"):
         _config(tiny_lm_path, tmp_path, decoder="sglang")  # decoder "vllm" is valid: tests/trainers/test_grpo_vllm.py
+
+
+def test_group_envs_change_the_plumbing_not_the_run(tiny_lm_path: Path, tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    runs = [train(_config(tiny_lm_path, tmp_path / str(g), group_envs=g))["history"] for g in (False, True)]
+    keys = ("reward_mean", "reward_std", "success_rate", "adv_mean")
+    assert [[r[k] for k in keys] for r in runs[0]] == [[r[k] for k in keys] for r in runs[1]]

@@ -178,3 +178,27 @@ def test_ray_backend(tmp_path: Path) -> None:
         workers.close()
     finally:
         ray.shutdown()
+
+
+class PlannedEchoEnv(EchoEnv):
+    """An EchoEnv that records what it is announced and the resets it gets (gui_envs.upcoming)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.announced: list[list[int | None]] = []
+        self.resets: list[int | None] = []
+
+    def announce(self, resets: Any) -> None:
+        self.announced.append(list(resets))
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        self.resets.append(seed)
+        return super().reset(seed=seed, options=options)
+
+
+def test_collect_groups_announces_each_slots_resets_in_the_order_it_gets_them() -> None:
+    envs = [PlannedEchoEnv() for _ in range(3)]
+    collect_groups(envs, EchoAgent(), [4, 5], 2, RolloutConfig(progress=False))
+    # Jobs 4, 4, 5 | 5: slot i runs job i of each wave, and was told so before the first wave.
+    assert [e.announced for e in envs] == [[[4, 5]], [[4]], [[5]]]
+    assert [e.resets for e in envs] == [[4, 5], [4], [5]]
