@@ -22,9 +22,9 @@ right, where a binary reward is silent until the whole answer is right, so GRPO 
   and the end-of-text token only (GRPO's ``constrain_answers``, :class:`MoveFormat`), at most 6 moves (the longest
   shortest path of a 2x2 maze).
 * **Arms** (same GRPO loop and hyper-parameters; only the reward wrapper differs): ``binary`` = the env's verifier
-  ``C`` (1 for a valid path to the goal, else 0; :class:`gui_envs.wrappers.BinaryReward`); ``ssl`` =
+  ``C`` (1 for a valid path to the goal, else 0; :class:`gui_envs.reward_wrappers.BinaryReward`); ``ssl`` =
   ``C + alpha * S``, ``S`` the blockwise score of the drawn path against the solution grid (App. B.2, 3x3 blocks,
-  tiers 1 / 0.67 / 0.33 / 0; :class:`gui_envs.wrappers.SweetSpotReward`, alpha = 0.2).
+  tiers 1 / 0.67 / 0.33 / 0; :class:`gui_envs.reward_wrappers.SweetSpotReward`, alpha = 0.2).
 * **GRPO**: 8 groups of 8 rollouts per step, lr 1e-3, no KL, one update per batch, one torch thread per run.
 * **Metric**: greedy success on the held-out seeds every ``eval_every`` steps (one greedy rollout per seed; one
   sampled rollout per seed is logged too). Per arm: mean and 95 % t-interval over seeds; for each level in

@@ -5,7 +5,7 @@
     python examples/sb3_ppo_maze.py --quick                # 2 x 256 steps, the CI check
 
 No wrapper is written here: ``Maze-v0`` with ``mode="navigate"`` is an image ``Box`` observation with a
-``Discrete(4)`` action, and :func:`gui_envs.wrappers.with_reward` swaps the reward (``ssl``: SSL's
+``Discrete(4)`` action, and :func:`gui_envs.reward_wrappers.with_reward` swaps the reward (``ssl``: SSL's
 ``C + alpha * S_hat`` with the progress towards the goal as the graded score, seed 000 section 3.2).
 
 The default is one fixed maze (``layout_seed=3``, size 3: one a random walk solves only a few percent of the
@@ -23,7 +23,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import gui_envs  # noqa: F401  (registers the ids)
-from gui_envs.wrappers import with_reward
+from gui_envs.reward_wrappers import with_reward
 
 try:  # run as a script (python examples/...) or imported as examples.sb3_ppo_maze
     from sb3_common import RUNS, final_rate, plot_curves, train_one

@@ -11,7 +11,7 @@ wrapper:
 * the observation is the banner screenshot scaled by ``obs_scale`` (default 1/4), so that SB3's ``CnnPolicy``
   stays a few million parameters instead of a hundred.
 
-An optional reward (``reward="binary" | "ssl" | "continuous"``, :func:`gui_envs.wrappers.with_reward`) is
+An optional reward (``reward="binary" | "ssl" | "continuous"``, :func:`gui_envs.reward_wrappers.with_reward`) is
 applied *inside* the rescaling, so the reward wrappers see pixel clicks, as they expect.
 """
 
@@ -72,14 +72,14 @@ def make_box_ground(
 
     Args:
         base_id: ``GuiWebGround-v0`` or ``GuiAndroidGround-v0``.
-        reward: ``None`` (the env's binary hit reward) or a :func:`gui_envs.wrappers.with_reward` name.
+        reward: ``None`` (the env's binary hit reward) or a :func:`gui_envs.reward_wrappers.with_reward` name.
         obs_scale: image scale factor in ``(0, 1]``.
         reward_kwargs: arguments of the reward wrapper (``alpha``, ``zones``, ...).
         **kwargs: the base env's arguments (``viewport``, ``describe``, ...).
     """
     env = gym.make(base_id, action_type="box", **kwargs)
     if reward is not None:
-        from gui_envs.wrappers import with_reward
+        from gui_envs.reward_wrappers import with_reward
 
         env = with_reward(env, reward, **(reward_kwargs or {}))
     env = NormalisedClick(env)

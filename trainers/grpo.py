@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 import gui_envs  # noqa: F401  (registers the env ids)
+from gui_envs.reward_wrappers import with_reward
 from gui_envs.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
@@ -57,7 +58,6 @@ from trainers.policy import (
     resolve_output_format,
     split_by_tokens,
 )
-from trainers.reward_fns import make_reward_env
 from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
@@ -370,7 +370,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
                                reward=config.reward, reward_kwargs=config.reward_kwargs)  # fmt: skip
     else:
         workers = make_workers(
-            [make_reward_env(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
+            [with_reward(gym.make(config.env_id, **config.env_kwargs), config.reward, **config.reward_kwargs)
              for _ in range(config.num_envs)]
         )  # fmt: skip
     rollout_cfg = RolloutConfig(max_steps=config.max_episode_steps, progress=False, record_screenshots=agent.use_images)

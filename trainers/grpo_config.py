@@ -6,10 +6,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gui_envs.reward_wrappers import reward_key
 from trainers.advantages import get_estimator
 from trainers.config_io import ConfigError, load_config
 from trainers.heldout import check_disjoint, resolve_seeds
-from trainers.reward_fns import check_reward_name
 from trainers.run_log import LoggingFields
 
 #: Loss aggregation modes (see :func:`trainers.grpo.grpo_loss`).
@@ -27,7 +27,7 @@ class GRPOConfig(LoggingFields):
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Constructor arguments of the env."""
     reward: str = "env"
-    """Reward by name: ``env``, ``binary``, ``ssl``, ``continuous`` or ``ipl`` (see ``trainers.grpo.REWARD_NAMES``)."""
+    """Reward by name: ``env``, ``binary``, ``ssl``, ``continuous``, ``ipl`` or ``graph`` (``gui_envs.reward_wrappers.REWARDS``)."""
     reward_kwargs: dict[str, Any] = field(default_factory=dict)
     """Arguments of the reward wrapper (e.g. ``alpha`` for ``ssl``)."""
     estimator: str = "grpo"
@@ -253,7 +253,7 @@ class GRPOConfig(LoggingFields):
              f"group_envs=true needs num_envs ({self.num_envs}) a multiple of group_size ({self.group_size}) and a "
              f"reward other than 'ipl' (got {self.reward!r}); change them or set group_envs=false")  # fmt: skip
         # The names are checked against the registries here so a typo fails before any model loads.
-        check_reward_name(self.reward)
+        reward_key(self.reward)
         get_estimator(self.estimator)
         self.check_logging_fields()
 

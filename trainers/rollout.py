@@ -243,7 +243,7 @@ class GroupWorkers(EnvWorkers):
         num_envs: slots, a multiple of ``group_size``.
         group_size: members per group env (at least 2).
         env_kwargs: constructor arguments of every member.
-        reward: each member's reward wrapper (:func:`gui_envs.wrappers.with_reward`), ``None`` for the env's own.
+        reward: each member's reward wrapper (:func:`gui_envs.reward_wrappers.with_reward`), ``None`` for the env's own.
         reward_kwargs: its arguments.
     """
 

@@ -17,8 +17,8 @@ from pettingzoo import ParallelEnv
 
 from gui_envs.lifecycle import guarded_close, guarded_reset, guarded_step
 from gui_envs.privileged import privileged_of, public_info
+from gui_envs.reward_wrappers import action_point, as_action, with_reward
 from gui_envs.upcoming import Upcoming, announce
-from gui_envs.wrappers import action_point, as_action, with_reward
 from rewards.advantage import group_advantage
 from rewards.sca import SCAConfig, spatial_credit
 
@@ -105,7 +105,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         share_browser: run the copies of a web or simulated-phone env as contexts of one shared Chromium.
         sca_config: SCA settings (default :class:`rewards.sca.SCAConfig()`).
         render_mode: ``None`` or ``"rgb_array"`` (the copies' frames side by side).
-        reward: wrap each copy with :func:`gui_envs.wrappers.with_reward` (``"binary"``, ``"ssl"``,
+        reward: wrap each copy with :func:`gui_envs.reward_wrappers.with_reward` (``"binary"``, ``"ssl"``,
             ``"continuous"``...); ``None`` keeps the env's own reward.
         reward_kwargs: the reward wrapper's arguments.
         share_starts: build each group start once and hand copies to the other members (see above).

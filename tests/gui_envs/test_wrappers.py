@@ -15,7 +15,8 @@ from gymnasium.utils.env_checker import check_env
 import gui_envs  # noqa: F401  (registers the ids)
 from gui_envs.actions import Action
 from gui_envs.privileged import privileged_of
-from gui_envs.wrappers import (
+from gui_envs.reward_wrappers import (
+    REWARDS,
     BinaryReward,
     ContinuousReward,
     RewardConfigError,
@@ -315,7 +316,30 @@ def test_zones_change_the_gui_tier(zones: int) -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    import gui_envs.wrappers
+    import gui_envs.reward_wrappers
+    import gui_envs.reward_wrappers.proximity
 
-    result = doctest.testmod(gui_envs.wrappers, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0 and result.failed == 0
+    for module in (gui_envs.reward_wrappers, gui_envs.reward_wrappers.proximity):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_the_registry_pays_mobileipl_step_values_on_a_grounding_env() -> None:
+    """``ipl`` through :func:`with_reward`: an exact hit is worth 1, a wrong action type 0, and a near miss
+    what :func:`rewards.ipl.leaf_value` gives against the privileged box (seed 003 section 3.3)."""
+    from rewards.ipl import leaf_value
+    from rewards.steps import StepPrediction, StepTarget
+
+    env = with_reward(gym.make("ClickBox-v0"), "ipl")
+    assert type(env).__name__ == "IPLReward" and "ipl" in REWARDS
+    obs, _ = env.reset(seed=3)
+    box = env.unwrapped.target_box()
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    assert env.step(Action.click(cx, cy))[1] == pytest.approx(1.0)
+    env.reset(seed=3)
+    assert env.step(Action(type="type", text="x"))[1] == 0.0
+    env.reset(seed=3)
+    miss = (cx, min(99.0, cy + 30.0))
+    expected = leaf_value(StepPrediction("click", point=miss), StepTarget("click", box=box), (100.0, 100.0))
+    assert env.step(Action.click(*miss))[1] == pytest.approx(expected)
+    assert 0.2 <= expected < 1.0

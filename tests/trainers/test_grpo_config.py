@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gui_envs.wrappers import UnknownRewardError
+from gui_envs.reward_wrappers import UnknownRewardError
 from trainers.advantages import UnknownEstimatorError
 from trainers.config_io import ConfigError, UnknownConfigKeyError
 from trainers.grpo_config import GRPOConfig

@@ -45,7 +45,7 @@ class GuiGymTRLConfig:
             ``binary`` (SSL's verifier ``C``), ``ssl`` (the sweet-spot reward ``C + lambda * S_hat``) and
             ``graph`` (the strategy-graph progress, needs ``graphs``). Default ``["env"]``.
         reward_weights: one weight per reward; default 1 each.
-        ssl_kwargs: options of :class:`gui_envs.wrappers.SweetSpotReward` (``zones``, ...). Default none.
+        ssl_kwargs: options of :class:`gui_envs.reward_wrappers.SweetSpotReward` (``zones``, ...). Default none.
         graphs: strategy graphs for ``graph``: a JSON file, or ``{task name: JSON file or dict}``. Default none.
         estimator: ``grpo`` (TRL's own advantage) or ``sca`` (guigym's spatial credit, through
             :class:`trainers.trl.sca.SCAGRPOTrainer`). Default ``grpo``.

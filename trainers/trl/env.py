@@ -20,8 +20,8 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
   functions call it), the setting of guigym's own GRPO trainer.
 
 Every step's reward is recorded per reward family (:class:`Episode`): the env's own, SSL's (the env wrapped in
-:class:`gui_envs.wrappers.SweetSpotReward`, whose ``info`` also carries the binary verifier ``C``) and the
-strategy graph's (:class:`gui_envs.graph_reward.StrategyGraphReward`); :mod:`trainers.trl.rewards` reads them.
+:class:`gui_envs.reward_wrappers.SweetSpotReward`, whose ``info`` also carries the binary verifier ``C``) and the
+strategy graph's (:class:`gui_envs.reward_wrappers.graph.StrategyGraphReward`); :mod:`trainers.trl.rewards` reads them.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import gymnasium as gym
 
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.actions import Action, InvalidActionError
-from gui_envs.graph_reward import StrategyGraphReward
 from gui_envs.privileged import privileged_of
-from trainers.reward_fns import make_reward_env
+from gui_envs.reward_wrappers import with_reward
+from gui_envs.reward_wrappers.graph import StrategyGraphReward
 from trainers.trl.config import GuiGymTRLConfig
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -221,7 +221,7 @@ class GuiGymEnvironment:
             kwargs.setdefault("screenshots", cfg.action_mode == "text" or "ssl" in cfg.rewards)
         env: gym.Env[Any, Any] = _Tap(gym.make(env_id, **kwargs), "env", lambda: self.episode)
         if {"ssl", "binary"} & set(cfg.rewards):
-            env = _Tap(make_reward_env(env, "ssl", **cfg.ssl_kwargs), "ssl", lambda: self.episode)
+            env = _Tap(with_reward(env, "ssl", **cfg.ssl_kwargs), "ssl", lambda: self.episode)
         if "graph" in cfg.rewards:
             env = _Tap(
                 StrategyGraphReward(env, graphs=cfg.graphs, mode="increment"), "graph", lambda: self.episode

@@ -18,7 +18,7 @@ import pytest
 
 from gui_envs.actions import Action
 from gui_envs.android.env import GuiAndroidEnv
-from gui_envs.wrappers import BinaryReward, ContinuousReward, SweetSpotReward
+from gui_envs.reward_wrappers import BinaryReward, ContinuousReward, SweetSpotReward
 from tests.gui_envs.android.conftest import needs_chromium
 
 pytestmark = [needs_chromium]

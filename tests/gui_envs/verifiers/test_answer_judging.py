@@ -16,12 +16,12 @@ import gui_envs  # noqa: F401
 from agents.oracle import record_oracle
 from gui_envs.actions import Action
 from gui_envs.judge_audit import build_task, every_option, judge
+from gui_envs.reward_wrappers import with_reward
 from gui_envs.tasks.judging import answers_match
 from gui_envs.verifiers import api, run_label_functions
 from gui_envs.verifiers.api import view_from_records
 from gui_envs.verifiers.graph import StrategyGraph
 from gui_envs.verifiers.synth import label_function, synthesise
-from gui_envs.wrappers import with_reward
 
 #: The templates whose graph paid a list of every candidate 1.0 on 20/20 episodes (issue 23).
 TEMPLATES = ["forum.author_of", "forum.comment_count", "shop.wishlist_count", "classifieds.favourites_count"]

@@ -13,11 +13,11 @@ from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
 from agents.oracle import record_oracle
+from gui_envs.reward_wrappers import with_reward
 from gui_envs.verifiers import run_label_function, view_of
 from gui_envs.verifiers.api import TrajectoryView
 from gui_envs.verifiers.graph import StrategyGraph
 from gui_envs.verifiers.synth import synthesise
-from gui_envs.wrappers import with_reward
 
 pytest.importorskip("playwright")
 

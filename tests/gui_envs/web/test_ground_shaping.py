@@ -10,7 +10,7 @@ import pytest
 import gui_envs  # noqa: F401
 from gui_envs.actions import Action
 from gui_envs.privileged import privileged_of
-from gui_envs.wrappers import SweetSpotReward
+from gui_envs.reward_wrappers import SweetSpotReward
 
 
 def test_sweet_spot_reward_on_gui_web_ground() -> None:

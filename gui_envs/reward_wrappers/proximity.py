@@ -1,12 +1,13 @@
-"""Reward wrappers: SSL sweet-spot tiers and the baselines SSL is compared with (seed 000).
+"""Proximity reward wrappers: SSL sweet-spot tiers and the baselines SSL is compared with (seed 000).
 
 Each wrapper replaces the env's reward with one reward family, reading what the env puts in ``info`` and in
 its privileged channel (:mod:`gui_envs.privileged`: target boxes, solutions, progress, which the agent never
-sees); the formulas live in :mod:`rewards` and are only called here. Switch families with one argument:
+sees); the formulas live in :mod:`rewards` and are only called here. Pick one by name with
+:func:`gui_envs.reward_wrappers.with_reward`, or wrap directly:
 
 >>> import gymnasium as gym
 >>> import gui_envs
->>> env = with_reward(gym.make("Maze-v0", size=3, layout_seed=0), "ssl")
+>>> env = SweetSpotReward(gym.make("Maze-v0", size=3, layout_seed=0))
 >>> _ = env.reset(seed=0)
 >>> _, reward, *_, info = env.step(env.unwrapped.oracle_action())
 >>> reward, info["binary_reward"], info["sweet_spot"]  # R = C + 0.2 * S_hat with S_hat = 1 (every block right)
@@ -55,7 +56,6 @@ Any other step is not graded (env reward passes through).
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -66,7 +66,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from gui_envs.actions import Action, coerce_action
-from gui_envs.graph_reward import StrategyGraphReward
 from gui_envs.grid.arc import ArcEnv
 from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
@@ -111,7 +110,7 @@ class RewardConfigError(ValueError):
 
 
 class UnknownRewardError(RewardConfigError):
-    """:func:`with_reward` got a name it does not know; the message lists the known names."""
+    """:func:`~gui_envs.reward_wrappers.with_reward` got a name it does not know; the message lists the known names."""
 
 
 @dataclass(frozen=True)
@@ -558,41 +557,6 @@ class ContinuousReward(ProximityRewardWrapper):
         return ev.proximity if ev.done else 0.0
 
 
-#: The names :func:`with_reward` knows. ``"env"`` keeps the env's own reward (no wrapper).
-REWARDS: dict[str, type[gym.Wrapper[Any, Any, Any, Any]] | None] = {
-    "ssl": SweetSpotReward,
-    "sweet_spot": SweetSpotReward,
-    "binary": BinaryReward,
-    "continuous": ContinuousReward,
-    "env": None,
-    "graph": StrategyGraphReward,
-}
-
-
-def with_reward(env: gym.Env[Any, Any], reward: str = "ssl", **kwargs: Any) -> gym.Env[Any, Any]:
-    """Wrap ``env`` in the reward family ``reward`` (a name in :data:`REWARDS`); ``kwargs`` go to the wrapper.
-
-    >>> import gymnasium as gym
-    >>> import gui_envs
-    >>> type(with_reward(gym.make("Sudoku-v0"), "binary")).__name__
-    'BinaryReward'
-
-    Raises:
-        UnknownRewardError: for an unknown name, with the closest known names.
-    """
-    key = reward.strip().lower().replace("-", "_") if isinstance(reward, str) else reward
-    if key not in REWARDS:
-        close = difflib.get_close_matches(str(reward), list(REWARDS), n=2)
-        hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
-        raise UnknownRewardError(f"unknown reward {reward!r}; choose one of {sorted(REWARDS)}.{hint}")
-    cls = REWARDS[key]
-    if cls is None:
-        if kwargs:
-            raise RewardConfigError(f"reward='env' keeps the env's reward and takes no options, got {kwargs}")
-        return env
-    return cls(env, **kwargs)
-
-
 # ----- actions ---------------------------------------------------------------------------------------------
 
 
@@ -663,7 +627,6 @@ def action_point(action: Action, observation: Any) -> Point | None:
 
 
 __all__ = [
-    "REWARDS",
     "BinaryReward",
     "ContinuousReward",
     "ProximityRewardWrapper",
@@ -675,5 +638,4 @@ __all__ = [
     "action_point",
     "as_action",
     "plan_prediction",
-    "with_reward",
 ]
