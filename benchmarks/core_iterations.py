@@ -54,15 +54,16 @@ BASE = ROOT / "configs" / "core_tiny.yaml"
 SOURCES = ("kept_oracle", "kept_policy", "kept_policy_relabelled", "kept_scripted")
 RATES = ("heldout_greedy", "heldout_sampled", "unseen_template_greedy")
 
-#: The full run: ``configs/core_tiny.yaml`` on four of its templates and one unseen template (what fits a 2-core
-#: machine shared with other work in about 20 minutes for 5 run seeds); the quick run drops the unseen template and
-#: the sampled evaluation.
+#: The full run: the six training templates of ``configs/core_tiny.yaml`` (four fixed three-tap routes, two
+#: whose target moves with the seed: which app, which account) on six seeds each, 15% of them demonstrated; the
+#: held-out split is eight unseen seeds of each (48 episodes per evaluation); one unseen template.
 FULL = {
     "templates": ["GuiAndroid-v0:settings.wifi", "GuiAndroid-v0:settings.bluetooth",
-                  "GuiAndroid-v0:settings.dark_theme", "GuiAndroid-v0:expenses.open_account"],
+                  "GuiAndroid-v0:settings.airplane_mode", "GuiAndroid-v0:settings.dark_theme",
+                  "GuiAndroid-v0:launcher.open_app", "GuiAndroid-v0:expenses.open_account"],
     "test_templates": ["GuiAndroid-v0:settings.adaptive_brightness"],
-    "seeds_per_template": 2, "eval_seeds": {"start": 1000, "count": 2}, "eval_samples": 1,
-    "samples_per_task": 3, "iterations": 3,
+    "seeds_per_template": 6, "eval_seeds": {"start": 1000, "count": 8}, "eval_samples": 1,
+    "demo_fraction": 0.15, "samples_per_task": 3, "iterations": 3,
 }  # fmt: skip
 QUICK = {
     "templates": ["GuiAndroid-v0:settings.wifi", "GuiAndroid-v0:settings.bluetooth",
@@ -73,8 +74,10 @@ QUICK = {
 }  # fmt: skip
 
 
-def run_one(seed: int, scale: dict[str, Any], model: Path, out: Path) -> list[dict[str, Any]]:
-    """One CORE run (BC + iterations) with run seed ``seed``; its per-iteration metrics."""
+def run_one(seed: int, scale: dict[str, Any], model: Path, out: Path, control: bool = True) -> dict[str, Any]:
+    """One CORE run (BC + iterations) with run seed ``seed``: ``{"core": per-iteration metrics, "bc_control":
+    metrics of behaviour cloning alone on the same demonstrations for as many SFT steps as the whole CORE run took
+    (the same split and demos: the run seed draws them), or None when ``control`` is off}``."""
     import torch
 
     from trainers.core.config import CoreConfig
@@ -88,15 +91,24 @@ def run_one(seed: int, scale: dict[str, Any], model: Path, out: Path) -> list[di
         **scale,
         "model": str(model),
         "seed": seed,
-        "output_dir": str(out),
+        "output_dir": str(out / "core"),
     }
-    cfg = CoreConfig(**data)
 
     class _Quiet:
         def print(self, *args: Any, **kwargs: Any) -> None:
             pass
 
-    return train_core(cfg, console=_Quiet())["metrics"]
+    core = train_core(CoreConfig(**data), console=_Quiet())["metrics"]
+    if not control:
+        return {"core": core, "bc_control": None}
+    # The same number of optimiser steps on the demonstrations alone: does CORE's rise come from its own kept
+    # trajectories or only from training longer? (steps per epoch are fixed by the demos and the batch size)
+    per_epoch = core[0]["sft_steps"] / (data.get("bc_epochs") or data["epochs"])
+    total = sum(m["sft_steps"] for m in core)
+    bc = {**data, "iterations": 0, "bc_epochs": max(1, round(total / per_epoch)),
+          "output_dir": str(out / "bc_control")}  # fmt: skip
+    (row,) = train_core(CoreConfig(**bc), console=_Quiet())["metrics"]
+    return {"core": core, "bc_control": row}
 
 
 def table(runs: list[list[dict[str, Any]]]) -> list[str]:
@@ -115,13 +127,34 @@ def table(runs: list[list[dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def paired(runs: list[list[dict[str, Any]]], controls: list[dict[str, Any] | None]) -> list[str]:
+    """Paired differences over run seeds (mean ± 95% CI): CORE's last iteration minus its behaviour cloning
+    (iteration 0), and minus the behaviour-cloning control trained for the same number of SFT steps."""
+    lines = ["| held-out greedy | mean ± 95% CI | per run seed |", "|---|---|---|"]
+    last = np.array([r[-1]["heldout_greedy"] for r in runs])
+    pairs = [("last iteration - iteration 0", last - np.array([r[0]["heldout_greedy"] for r in runs]))]
+    if all(c is not None for c in controls):
+        bc = np.array([c["heldout_greedy"] for c in controls])  # type: ignore[index]
+        steps = np.mean([c["sft_steps"] for c in controls])  # type: ignore[index]
+        lines.append(f"| BC control ({steps:.0f} SFT steps on the demos) | {fmt_ci(*map(float, mean_ci(bc)))} | "
+                     + ", ".join(f"{v:.3f}" for v in bc) + " |")  # fmt: skip
+        pairs.append(("last iteration - BC control", last - bc))
+    for name, diff in pairs:
+        lines.append(f"| {name} | {fmt_ci(*map(float, mean_ci(diff)))} | " + ", ".join(f"{v:+.3f}" for v in diff) + " |")
+    return lines
+
+
 def acceptance(runs: list[list[dict[str, Any]]]) -> dict[str, bool]:
     """The issue's bar: the policy's own kept trajectories > 0 from iteration 1 on (every run), and mean held-out
-    greedy success in the last iteration above iteration 0's."""
+    greedy success in the last iteration above iteration 0's; with more than one run seed also whether the 95%
+    interval of the paired difference (last - iteration 0) lies above zero."""
     own = all(r[i]["kept_policy"] > 0 for r in runs for i in range(1, len(r)))
-    first = np.mean([r[0]["heldout_greedy"] for r in runs])
-    last = np.mean([r[-1]["heldout_greedy"] for r in runs])
-    return {"policy_kept_from_iteration_1": bool(own), "heldout_last_above_iteration_0": bool(last > first)}
+    diff = np.array([r[-1]["heldout_greedy"] - r[0]["heldout_greedy"] for r in runs])
+    verdict = {"policy_kept_from_iteration_1": bool(own), "heldout_last_above_iteration_0": bool(diff.mean() > 0)}
+    if len(runs) > 1:
+        mean, half = mean_ci(diff)
+        verdict["paired_ci_above_zero"] = bool(mean - half > 0)
+    return verdict
 
 
 def plot(runs: list[list[dict[str, Any]]], png: Path) -> None:
@@ -180,6 +213,9 @@ def main() -> None:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field"
     )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
+    parser.add_argument(
+        "--no-control", action="store_true", help="skip the behaviour-cloning control (same SFT steps, demos only)"
+    )
     args = parser.parse_args()
     import yaml
     from tqdm.auto import tqdm
@@ -199,19 +235,22 @@ def main() -> None:
         # Runs are independent processes (each env drives its own Chromium); results are kept in seed order.
         with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=mp.get_context("spawn")) as pool:
             futures = {
-                pool.submit(run_one, seed, scale, model, Path(tmp) / f"run{seed}"): seed for seed in seeds
+                pool.submit(run_one, seed, scale, model, Path(tmp) / f"run{seed}", not args.no_control): seed
+                for seed in seeds
             }
-            done: dict[int, list[dict[str, Any]]] = {}
+            done: dict[int, dict[str, Any]] = {}
             for future in tqdm(as_completed(futures), total=len(futures), desc="CORE runs", unit="run"):
                 done[futures[future]] = future.result()
                 print(f"run seed {futures[future]} finished", flush=True)
-    runs = [done[s] for s in seeds]
+    runs = [done[s]["core"] for s in seeds]
+    controls = [done[s]["bc_control"] for s in seeds]
     print(f"\nCORE self-training, {n} run seed(s) {seeds}: configs/core_tiny.yaml with {json.dumps(scale)}\n")
     print("\n".join(table(runs)))
+    print("\n" + "\n".join(paired(runs, controls)))
     verdict = acceptance(runs)
     print("\nacceptance: " + ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in verdict.items()))
     (args.out / f"{name}.json").write_text(
-        json.dumps({"seeds": seeds, "scale": scale, "runs": runs, "acceptance": verdict}, indent=1)
+        json.dumps({"seeds": seeds, "scale": scale, "runs": runs, "bc_control": controls, "acceptance": verdict}, indent=1)
     )
     plot(runs, args.out / f"{name}.png")
     print(f"plot: {args.out / f'{name}.png'}")
