@@ -55,14 +55,14 @@ SOURCES = ("kept_oracle", "kept_policy", "kept_policy_relabelled", "kept_scripte
 RATES = ("heldout_greedy", "heldout_sampled", "unseen_template_greedy")
 
 #: The full run: the six training templates of ``configs/core_tiny.yaml`` (four fixed three-tap routes, two
-#: whose target moves with the seed: which app, which account) on six seeds each, 15% of them demonstrated; the
-#: held-out split is eight unseen seeds of each (48 episodes per evaluation); one unseen template.
+#: whose target moves with the seed: which app, which account) on four seeds each, 15% of them demonstrated; the
+#: held-out split is six unseen seeds of each (36 episodes per evaluation); one unseen template.
 FULL = {
     "templates": ["GuiAndroid-v0:settings.wifi", "GuiAndroid-v0:settings.bluetooth",
                   "GuiAndroid-v0:settings.airplane_mode", "GuiAndroid-v0:settings.dark_theme",
                   "GuiAndroid-v0:launcher.open_app", "GuiAndroid-v0:expenses.open_account"],
     "test_templates": ["GuiAndroid-v0:settings.adaptive_brightness"],
-    "seeds_per_template": 6, "eval_seeds": {"start": 1000, "count": 8}, "eval_samples": 1,
+    "seeds_per_template": 4, "eval_seeds": {"start": 1000, "count": 6}, "eval_samples": 1,
     "demo_fraction": 0.15, "samples_per_task": 3, "iterations": 3,
 }  # fmt: skip
 QUICK = {
