@@ -22,15 +22,19 @@
   initial weights, trained for as many SFT steps as the whole CORE run: ``iterations: 0``): a rise that the
   control matches comes from training longer, not from the policy's own data.
 
-Measured (5 run seeds, ``--jobs 3``, 2 shared cores, about 25 minutes): held-out greedy 0.250 after behaviour
-cloning, 0.250 / 0.325 / 0.325 (± 0.26 at the end) after iterations 1-3 (per seed at the end: 0.25, 0.50, 0.00,
-0.50, 0.375); sampled 0.075 -> 0.325; unseen template 0.0 throughout; kept per iteration (mean) policy 2.0 / 5.2 /
-8.6, relabelled 7.0 / 3.0 / 1.4. The mean rises but the interval is wide and one seed falls: not a robust effect;
-in one seed of five, iteration 1 kept only relabelled failures. The tiny model learns routes by template, not to
-find a named element in the listing (on the alarm tasks it answers a fixed position).
+Measured (5 run seeds, ``--jobs 5``, 2 cores shared at load average ~27, about 60 minutes): held-out greedy
+0.222 ± 0.154 after behaviour cloning, then 0.261 ± 0.130 / 0.389 ± 0.081 / 0.411 ± 0.107 after iterations 1-3;
+sampled 0.089 -> 0.417; unseen template 0.0 throughout; path count 1.0 throughout (one-route tasks never expand a
+graph); kept per iteration (mean) policy 9.6 / 21.6 / 32.6 (> 0 in every run), relabelled 15.8 / 7.6 / 2.2.
+Paired over seeds: last - iteration 0 = +0.189 ± 0.203 (+0.056, 0.000, +0.306, +0.194, +0.389: no seed falls,
+but the interval touches zero); the BC control (351 SFT steps on the demos alone) reaches 0.339 ± 0.143, and
+last - control = +0.072 ± 0.219 (-0.139, 0.000, +0.306, +0.194, 0.000): most of the rise over iteration 0 is
+training longer on the demonstrations; the part due to the policy's own data is not resolved at 5 seeds. The
+tiny model learns fixed routes per template; the two templates whose target moves with the seed stay at or
+below 1/3 held-out.
 
 Run: ``python benchmarks/core_iterations.py --jobs 2`` (5 run seeds x (BC + 3 iterations)), or ``--quick`` (1 run
-seed, 4 templates x 2 seeds, greedy evaluation only; a test runs it). ``--set KEY=VALUE`` overrides a
+seed, 4 templates x 3 seeds, greedy evaluation only; a test runs it). ``--set KEY=VALUE`` overrides a
 config field. Prints markdown tables; writes ``benchmarks/out/core_iterations.png`` and ``.json``
 (``core_iterations_quick.*`` with ``--quick``).
 """
