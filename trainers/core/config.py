@@ -42,7 +42,8 @@ class CoreConfig:
     demo_fraction: float = 0.2
     """Fraction of the training tasks with an oracle demonstration (App. B.2: 16-19%)."""
     iterations: int = 3
-    """Self-training iterations after behaviour cloning."""
+    """Self-training iterations after behaviour cloning (0: behaviour cloning only, the control of
+    ``benchmarks/core_iterations.py``)."""
     samples_per_task: int = 5
     """Trajectories sampled per task and iteration (App. B.4: 5)."""
     scripted_samples: int = 0
@@ -76,7 +77,8 @@ class CoreConfig:
     judge: str | None = None
     """Hugging Face path of App. E.3's LLM judge of new intents; ``None``: no judging."""
     max_new_tasks: int = 20
-    """Cap on tasks mined per iteration (failures first in sampling order)."""
+    """Cap on tasks mined per iteration: env-verified successes on undemonstrated tasks first, then relabelled
+    failures, each in sampling order."""
     epochs: int = 1
     """SFT epochs per iteration (App. B.4: 10, 5 when data is scarce)."""
     bc_epochs: int = 0
@@ -107,7 +109,9 @@ class CoreConfig:
             raise ConfigError("model is empty: set model to a Hugging Face path")
         if not self.envs:
             raise ConfigError("envs is empty: name at least one env id, e.g. GuiWeb-Shop-v0")
-        for name in ("iterations", "samples_per_task", "max_steps", "epochs", "batch_size", "num_envs",
+        if not (isinstance(self.iterations, int) and self.iterations >= 0):
+            raise ConfigError(f"iterations must be an integer >= 0 (0: behaviour cloning only), got {self.iterations!r}")
+        for name in ("samples_per_task", "max_steps", "epochs", "batch_size", "num_envs",
                      "seeds_per_template", "max_new_tokens", "scripted_max_steps"):  # fmt: skip
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):

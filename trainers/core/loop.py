@@ -294,10 +294,11 @@ def _agent(config: CoreConfig, model: str, seed: int, temperature: float | None 
 
 def evaluate_heldout(
     config: CoreConfig, state: RunState, envs: _Envs, model: str, iteration: int
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Greedy and sampled success of ``model`` on the unseen-seed split (``heldout_*``) and the unseen templates
-    (``unseen_template_*``): fractions of episodes, each split's keys absent when it is empty."""
-    out: dict[str, float] = {}
+    (``unseen_template_*``): fractions of episodes, each split's keys absent when it is empty; and the greedy
+    unseen-seed success per template (``heldout_greedy_by_template``)."""
+    out: dict[str, Any] = {}
     seed = config.seed * 1000 + 500 + iteration  # its own sampling stream: evaluation never shifts training's
     for split, tasks in (("heldout", state.heldout), ("unseen_template", state.test)):
         if not tasks:
@@ -306,8 +307,14 @@ def evaluate_heldout(
             if n == 0:
                 continue
             agent = _agent(config, model, seed, temperature)
-            wins = [bool(t.success) for task in tasks for t in _policy(envs, task, agent, n, config)]
-            out[f"{split}_{mode}"] = float(np.mean(wins))
+            wins = [(task.template, bool(t.success)) for task in tasks for t in _policy(envs, task, agent, n, config)]
+            out[f"{split}_{mode}"] = float(np.mean([w for _, w in wins]))
+            if split == "heldout" and mode == "greedy":
+                # Which templates the policy solves: a rise can then be read as templates learned.
+                names = sorted({name for name, _ in wins})
+                out["heldout_greedy_by_template"] = {
+                    name: float(np.mean([w for x, w in wins if x == name])) for name in names
+                }
     return out
 
 
@@ -447,7 +454,10 @@ def _iteration(
     kept: list[Trajectory] = []
     mined = 0
     graph_tasks = {t.name: t for t in state.new_tasks}
-    for task, _sampler, traj in tqdm(samples, desc=f"iteration {i}: verify", unit="traj"):
+    # Env-verified successes first: the cap on mined tasks (max_new_tasks) must not drop the policy's own
+    # successes on undemonstrated tasks (section 3.3.1) in favour of relabelled failures sampled before them.
+    ordered = sorted(samples, key=lambda s: not s[2].success)  # stable: sampling order within each group
+    for task, _sampler, traj in tqdm(ordered, desc=f"iteration {i}: verify", unit="traj"):
         if task not in state.train:
             continue
         success = bool(traj.success)
