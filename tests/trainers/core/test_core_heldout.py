@@ -89,6 +89,8 @@ def test_element_format_expresses_every_oracle_step(template: str) -> None:
         env.close()
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # about 2 minutes on an idle core; the suite's 300 s limit would cut it under load
 def test_quick_run_trains_the_policy_on_its_own_kept_trajectories(tmp_path: Path) -> None:
     """The benchmark's cut-down run from run seed 0: from iteration 1 on, the verifiers keep trajectories the policy
     sampled itself (env-verified ones, not only relabelled failures) and nothing scripted; every iteration,
