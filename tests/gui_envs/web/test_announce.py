@@ -4,7 +4,6 @@ background, plays the episode the same reset gives unannounced, and that start i
 from __future__ import annotations
 
 import doctest
-from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -16,13 +15,11 @@ import gui_envs.upcoming
 from gui_envs.actions import Action
 from gui_envs.browser.site import SiteState
 from gui_envs.errors import ResetOptionsError
-from gui_envs.privileged import privileged_of
 from gui_envs.tasks.base import UnknownTaskError
 from gui_envs.upcoming import Upcoming, UpcomingResets, announce
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.tasks import SITES
-
-BOX = {"action_type": "box", "viewport": (640, 400)}
+from tests.gui_envs.web.conftest import episode
 
 
 def settle(u: Any) -> Any:
@@ -136,19 +133,6 @@ def test_announcing_what_a_reset_refuses_raises_at_once(web_env: GuiWebEnv) -> N
 
 
 # ----- GuiWebGround-v0 -----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ground() -> Iterator[tuple[gym.Env[Any, Any], gym.Env[Any, Any]]]:
-    """The env under test (clicks performed) and a reference env that is never announced anything."""
-    env = gym.make("GuiWebGround-v0", perform_click=True, **BOX)
-    fresh = gym.make("GuiWebGround-v0", **BOX)
-    yield env, fresh
-    env.close()
-    fresh.close()
-
-
-def episode(env: gym.Env[Any, Any], obs: np.ndarray) -> tuple[Any, ...]:
-    u = env.unwrapped
-    return u._view.url, u.target["id"], u.instruction, privileged_of(env)["target_bbox"], obs
 
 
 def assert_same(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
@@ -160,9 +144,9 @@ def assert_same(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
     "upcoming", [Upcoming(seed=21), Upcoming(options={"seed": 4}), Upcoming(22, {"seed": 23})]
 )
 def test_an_announced_grounding_reset_is_swapped_in_and_is_the_unannounced_episode(
-    ground: Any, upcoming: Upcoming
+    ground_envs: Any, upcoming: Upcoming
 ) -> None:
-    env, fresh = ground
+    env, fresh = ground_envs
     u = env.unwrapped
     env.reset(seed=0)
     env.step(u.oracle_action())  # the agent's click is performed on its own page

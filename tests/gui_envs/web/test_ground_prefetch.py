@@ -7,7 +7,6 @@ import copy
 import functools
 import os
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -17,27 +16,11 @@ import pytest
 import gui_envs  # noqa: F401
 from gui_envs.browser.session import BrowserCrashedError
 from gui_envs.browser.site import SiteState
-from gui_envs.privileged import privileged_of
 from gui_envs.web.ground import GuiWebGroundEnv, build_page
 from gui_envs.web.tasks import SITES
+from tests.gui_envs.web.conftest import episode
 
 #: GuiWebGround-Box-v0's page size; seed 1 draws three pages before one has a describable target there.
-BOX = {"action_type": "box", "viewport": (640, 400)}
-
-
-@pytest.fixture(scope="module")
-def envs() -> Iterator[tuple[gym.Env[Any, Any], gym.Env[Any, Any]]]:
-    """The env under test (clicks performed) and a reference env whose every reset is named by seed."""
-    env = gym.make("GuiWebGround-v0", perform_click=True, **BOX)
-    fresh = gym.make("GuiWebGround-v0", **BOX)
-    yield env, fresh
-    env.close()
-    fresh.close()
-
-
-def episode(env: gym.Env[Any, Any], obs: np.ndarray) -> tuple[Any, ...]:
-    u = env.unwrapped
-    return u._view.url, u.target["id"], u.instruction, privileged_of(env)["target_bbox"], obs
 
 
 def named(fresh: gym.Env[Any, Any], seed: int) -> tuple[Any, ...]:
@@ -66,8 +49,8 @@ def guess(u: GuiWebGroundEnv) -> int:
     return int(copy.deepcopy(u.np_random).integers(2**31 - 1))
 
 
-def test_an_unseeded_reset_swaps_in_the_episode_a_named_seed_gives(envs: Any) -> None:
-    env, fresh = envs
+def test_an_unseeded_reset_swaps_in_the_episode_a_named_seed_gives(ground_envs: Any) -> None:
+    env, fresh = ground_envs
     u = env.unwrapped
     env.reset(seed=5)
     seed = guess(u)
@@ -77,8 +60,8 @@ def test_an_unseeded_reset_swaps_in_the_episode_a_named_seed_gives(envs: Any) ->
     assert_same(episode(env, obs), named(fresh, seed))
 
 
-def test_a_prepared_page_without_target_falls_back_to_the_same_draws(envs: Any) -> None:
-    env, fresh = envs
+def test_a_prepared_page_without_target_falls_back_to_the_same_draws(ground_envs: Any) -> None:
+    env, fresh = ground_envs
     u = env.unwrapped
     env.reset(seed=0)
     # Prepare page seed 1 (its first page has no describable target in box mode) as if it were the guess.
@@ -91,8 +74,8 @@ def test_a_prepared_page_without_target_falls_back_to_the_same_draws(envs: Any) 
     assert_same(prefetched, named(fresh, 1))
 
 
-def test_the_prepared_side_is_isolated_from_the_agent(envs: Any) -> None:
-    env, fresh = envs
+def test_the_prepared_side_is_isolated_from_the_agent(ground_envs: Any) -> None:
+    env, fresh = ground_envs
     u = env.unwrapped
     env.reset()  # a caller that named its last two episodes gets no preparation (see the next test)
     env.reset(options={"seed": 0})  # its target, "Add to favourites", changes the classifieds' state
@@ -112,8 +95,8 @@ def test_the_prepared_side_is_isolated_from_the_agent(envs: Any) -> None:
     assert_same(episode(env, obs), named(fresh, seed))
 
 
-def test_a_killed_browser_loses_the_prepared_side_and_reset_recovers(envs: Any) -> None:
-    env, fresh = envs
+def test_a_killed_browser_loses_the_prepared_side_and_reset_recovers(ground_envs: Any) -> None:
+    env, fresh = ground_envs
     u = env.unwrapped
     env.reset(seed=3)
     seed = guess(u)
@@ -128,8 +111,8 @@ def test_a_killed_browser_loses_the_prepared_side_and_reset_recovers(envs: Any) 
     assert_same(episode(env, obs), named(fresh, seed))
 
 
-def test_a_caller_that_names_every_episode_gets_no_background_work(envs: Any) -> None:
-    env, _ = envs
+def test_a_caller_that_names_every_episode_gets_no_background_work(ground_envs: Any) -> None:
+    env, _ = ground_envs
     u = env.unwrapped
     env.reset()
     env.reset(seed=11)  # the first named reset still prepares (Gymnasium's reset(seed=s), then reset())
