@@ -475,3 +475,12 @@ def test_heldout_task_success_rises_above_the_warm_up(tmp_path: Path) -> None:
     assert last["step"] == 1 and warm["eval_episodes"] == last["eval_episodes"] == 6
     assert last["eval_greedy_success"] > warm["eval_greedy_success"]
     assert last["eval_pair_margin"] > warm["eval_pair_margin"]
+
+
+def test_an_optional_float_override_in_e_notation_is_a_float() -> None:
+    """YAML 1.1 reads ``3e-5`` as a string; an optional float field (``later_learning_rate``) must still get a
+    float, or round 2 fails comparing a string learning rate."""
+    from trainers.ipl_config import IPLConfig
+
+    cfg = IPLConfig.from_yaml(ROOT / "configs" / "ipl_tiny_cpu.yaml", ["model=m", "data=d", "later_learning_rate=3e-5"])
+    assert cfg.later_learning_rate == pytest.approx(3e-5) and isinstance(cfg.later_learning_rate, float)
