@@ -3,9 +3,13 @@ SFT policy (round 0) on.
 
 * **Task**: ``GuiAndroid-v0`` on the simulated phone, the Settings switch templates of ``configs/ipl_tiny_cpu.yaml``
   (``env_kwargs.tasks``): open Settings, tap the right page, tap the right switch (three steps, judged from the
-  app's database). Training data: oracle episodes recorded at reset seeds ``0 .. n-1``; held-out: the config's
-  ``eval_seeds`` (from 1000 on), never trained on. The templates are shared (a tiny model cannot infer a page it
-  never saw), so "held out" here means unseen episodes (seeds, switch states), not unseen tasks.
+  app's database). Training data: ``n`` oracle episodes, the same number per template (:func:`balanced_seeds`:
+  the first reset seeds from 0 on that keep the count equal; seeds ``0 .. 8`` themselves drew no Wi-Fi episode);
+  held-out: the config's ``eval_seeds`` (1000 .. 1011, 4 per template), never trained on. The templates are
+  shared, so "held out" means unseen episodes (seeds, switch states), not unseen tasks. What this cannot show:
+  the text-only CoaT policy reads no screen content (the compact description turn carries no element list) and
+  the Settings layout is fixed, so it acts from the instruction and its history alone; targets that move with
+  the seed would be out of its reach.
 * **Policy**: the tiny 2-layer Llama of :func:`agents.tiny_models.build_causal_lm` (hidden size 64, the same
   initial weights for every run), text only, the compact CoaT prompts (``prompt_style: compact``); decisions
   name the element (``click the 'Wi-Fi' switch``) and the grounding turn writes the box on 0-1000.
@@ -19,8 +23,8 @@ SFT policy (round 0) on.
   policy grew on the held-out steps; nats, summed over the turn's tokens), ``Acc_S`` of the round's trees, and
   tree counts by class and pair counts by kind.
 
-Run: ``python benchmarks/ipl_rounds.py`` (5 run seeds x the config's 3 rounds; about 6 minutes a seed on a
-2-core machine shared with other work), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
+Run: ``python benchmarks/ipl_rounds.py --jobs 3`` (5 run seeds x the config's 3 rounds; about 3 minutes a run on
+an idle core, 40 under a load of 30 on 2 cores), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
 the effect; about 20 s to a minute). Prints markdown tables; writes ``benchmarks/out/ipl_rounds.png`` and ``.json``.
 """
 
@@ -42,10 +46,10 @@ CONFIG = ROOT / "configs" / "ipl_tiny_cpu.yaml"
 #: The cut-down run of ``--quick`` (and of the acceptance test's smallest settings).
 QUICK = ["rounds=1", "k=2", "steps_per_round=2", "warmup_sft_epochs=1", "eval_seeds={start: 1000, count: 2}",
          "max_new_tokens=16"]  # fmt: skip
-#: The acceptance test's cut-down run (``tests/trainers/test_ipl.py``): the config's warm-up and learning rates, one
-#: round, 6 held-out episodes (2 per template), on 6 demos (2 per template).
+#: The acceptance test's cut-down run (``tests/trainers/test_ipl.py``): the full run's demos, warm-up and round 1
+#: (the same policies as run seed 0 of the full run), held-out play on 6 of its 12 episodes (2 per template).
 CUTDOWN = ["rounds=1", "eval_seeds={start: 1000, count: 6}"]
-CUTDOWN_DEMOS = 6
+CUTDOWN_DEMOS = 9
 KEYS = ("eval_greedy_success", "eval_step_accuracy", "eval_pair_margin")
 
 
