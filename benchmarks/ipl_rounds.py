@@ -46,10 +46,6 @@ CONFIG = ROOT / "configs" / "ipl_tiny_cpu.yaml"
 #: The cut-down run of ``--quick`` (and of the acceptance test's smallest settings).
 QUICK = ["rounds=1", "k=2", "steps_per_round=2", "warmup_sft_epochs=1", "eval_seeds={start: 1000, count: 2}",
          "max_new_tokens=16"]  # fmt: skip
-#: The acceptance test's cut-down run (``tests/trainers/test_ipl.py``): the full run's demos, warm-up and round 1
-#: (the same policies as run seed 0 of the full run), held-out play on 6 of its 12 episodes (2 per template).
-CUTDOWN = ["rounds=1", "eval_seeds={start: 1000, count: 6}"]
-CUTDOWN_DEMOS = 9
 KEYS = ("eval_greedy_success", "eval_step_accuracy", "eval_pair_margin")
 
 
