@@ -462,6 +462,21 @@ def test_balanced_demo_seeds_cover_every_template() -> None:
         bench.balanced_seeds(Draws(), 3, ["wifi", "bt"])
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_heldout_task_success_rises_above_the_warm_up(tmp_path: Path) -> None:
+    """The MobileIPL acceptance check on a cut-down run of ``benchmarks/ipl_rounds.py`` (run seed 0, CPU): after
+    one round, greedy task success on held-out episodes (reset seeds 1000..1005, never trained on) is above the
+    warm-up policy's, and the chosen-over-rejected margin on the held-out pairs rose too."""
+    bench = _benchmark()
+    (run,) = bench.run([0], bench.CUTDOWN, bench.CUTDOWN_DEMOS, tmp_path)
+    warm, last = run["heldout"][0], run["heldout"][-1]
+    print(bench.table([run]))
+    assert last["step"] == 1 and warm["eval_episodes"] == last["eval_episodes"] == 6
+    assert last["eval_greedy_success"] > warm["eval_greedy_success"]
+    assert last["eval_pair_margin"] > warm["eval_pair_margin"]
+
+
 def test_an_optional_float_override_in_e_notation_is_a_float() -> None:
     """YAML 1.1 reads ``3e-5`` as a string; an optional float field (``later_learning_rate``) must still get a
     float, or round 2 fails comparing a string learning rate."""
