@@ -561,7 +561,10 @@ def training_trajectories(config: IPLConfig) -> list[Trajectory]:
     if config.offline_dataset:
         return []
     folders = [config.data] if isinstance(config.data, str) else list(config.data)
-    return [t for f in folders for t in load_trajectories(f, load_images=True)]
+    trajs = [t for f in folders for t in load_trajectories(f, load_images=True)]
+    # Folder order follows the trajectories' random ids; ordered by reset seed, the warm-up's data order (and so
+    # the seed policy) is fixed by the run seed alone.
+    return sorted(trajs, key=lambda t: (t.seed is None, t.seed if t.seed is not None else 0, t.task or ""))
 
 
 def heldout_split(config: IPLConfig, train: list[Trajectory]) -> HeldOut | None:
