@@ -29,6 +29,8 @@ balanced demos, 12 held-out episodes; load average about 2-6 on 2 cores): held-o
 9.47 +- 1.79, 9.62 +- 1.68, 9.69 +- 1.56 nats. The last round is above the warm-up in 2 of 3 seeds (the third
 started at 0.667 and stayed there); mean gain +0.25, with a 95% interval that still spans 0 at 3 seeds. With
 T-DPO at 3e-4 (then 3e-5) the same 3 seeds went 0.417 -> 0.139 -> 0.278 -> 0.444 (round 1 drifted on 2 of 3).
+Both tables predate ordering the demos by reset seed (:func:`trainers.ipl.training_trajectories`): the warm-up's
+data order then followed the demo folders' random ids, so rerunning gives other per-seed figures.
 
 Run: ``python benchmarks/ipl_rounds.py --jobs 3`` (5 run seeds x the config's 3 rounds; about 3 minutes a run on
 an idle core, 40 under a load of 30 on 2 cores), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
