@@ -3,9 +3,13 @@ SFT policy (round 0) on.
 
 * **Task**: ``GuiAndroid-v0`` on the simulated phone, the Settings switch templates of ``configs/ipl_tiny_cpu.yaml``
   (``env_kwargs.tasks``): open Settings, tap the right page, tap the right switch (three steps, judged from the
-  app's database). Training data: oracle episodes recorded at reset seeds ``0 .. n-1``; held-out: the config's
-  ``eval_seeds`` (from 1000 on), never trained on. The templates are shared (a tiny model cannot infer a page it
-  never saw), so "held out" here means unseen episodes (seeds, switch states), not unseen tasks.
+  app's database). Training data: ``n`` oracle episodes, the same number per template (:func:`balanced_seeds`:
+  the first reset seeds from 0 on that keep the count equal; seeds ``0 .. 8`` themselves drew no Wi-Fi episode);
+  held-out: the config's ``eval_seeds`` (1000 .. 1011, 4 per template), never trained on. The templates are
+  shared, so "held out" means unseen episodes (seeds, switch states), not unseen tasks. What this cannot show:
+  the text-only CoaT policy reads no screen content (the compact description turn carries no element list) and
+  the Settings layout is fixed, so it acts from the instruction and its history alone; targets that move with
+  the seed would be out of its reach.
 * **Policy**: the tiny 2-layer Llama of :func:`agents.tiny_models.build_causal_lm` (hidden size 64, the same
   initial weights for every run), text only, the compact CoaT prompts (``prompt_style: compact``); decisions
   name the element (``click the 'Wi-Fi' switch``) and the grounding turn writes the box on 0-1000.
@@ -19,8 +23,17 @@ SFT policy (round 0) on.
   policy grew on the held-out steps; nats, summed over the turn's tokens), ``Acc_S`` of the round's trees, and
   tree counts by class and pair counts by kind.
 
-Run: ``python benchmarks/ipl_rounds.py`` (5 run seeds x the config's 3 rounds; about 6 minutes a seed on a
-2-core machine shared with other work), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
+Measured (``--seeds 3 --jobs 3``, ``configs/ipl_tiny_cpu.yaml`` as committed: T-DPO at 1e-4 then 1e-5; 9
+balanced demos, 12 held-out episodes; load average about 2-6 on 2 cores): held-out greedy success 0.444 +- 0.478
+(warm-up), 0.667 +- 0.000, 0.694 +- 0.120, 0.694 +- 0.120 (rounds 1-3); held-out pair margin 7.39 +- 2.91,
+9.47 +- 1.79, 9.62 +- 1.68, 9.69 +- 1.56 nats. The last round is above the warm-up in 2 of 3 seeds (the third
+started at 0.667 and stayed there); mean gain +0.25, with a 95% interval that still spans 0 at 3 seeds. With
+T-DPO at 3e-4 (then 3e-5) the same 3 seeds went 0.417 -> 0.139 -> 0.278 -> 0.444 (round 1 drifted on 2 of 3).
+Both tables predate ordering the demos by reset seed (:func:`trainers.ipl.training_trajectories`): the warm-up's
+data order then followed the demo folders' random ids, so rerunning gives other per-seed figures.
+
+Run: ``python benchmarks/ipl_rounds.py --jobs 3`` (5 run seeds x the config's 3 rounds; about 3 minutes a run on
+an idle core, 40 under a load of 30 on 2 cores), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
 the effect; about 20 s to a minute). Prints markdown tables; writes ``benchmarks/out/ipl_rounds.png`` and ``.json``.
 """
 
@@ -42,11 +55,43 @@ CONFIG = ROOT / "configs" / "ipl_tiny_cpu.yaml"
 #: The cut-down run of ``--quick`` (and of the acceptance test's smallest settings).
 QUICK = ["rounds=1", "k=2", "steps_per_round=2", "warmup_sft_epochs=1", "eval_seeds={start: 1000, count: 2}",
          "max_new_tokens=16"]  # fmt: skip
+#: The acceptance test's cut-down run (``tests/trainers/test_ipl.py``): the full run's demos, warm-up and round 1
+#: (the same policies as run seed 0 of the full run), held-out play on 6 of its 12 episodes (2 per template).
+CUTDOWN = ["rounds=1", "eval_seeds={start: 1000, count: 6}"]
+CUTDOWN_DEMOS = 9
 KEYS = ("eval_greedy_success", "eval_step_accuracy", "eval_pair_margin")
 
 
+def balanced_seeds(env: Any, n: int, templates: list[str], start: int = 0) -> list[int]:
+    """The first reset seeds from ``start`` on whose drawn template keeps the count per template equal: ``n``
+    seeds, ``ceil(n / len(templates))`` at most per template.
+
+    Why: seeds ``0 .. n-1`` draw the template at random, and with 3 templates and 9 seeds that can leave one out
+    (seeds 0..8 of ``configs/ipl_tiny_cpu.yaml`` drew Dark theme 7 times, Bluetooth twice and Wi-Fi never), so a
+    held-out Wi-Fi episode asks for a page and a switch the policy never saw. Which seeds are kept depends only
+    on the env's template draw, never on the held-out split.
+    """
+    per = -(-n // len(templates))
+    counts = dict.fromkeys(templates, 0)
+    seeds: list[int] = []
+    seed = start
+    while len(seeds) < n:
+        _, info = env.reset(seed=seed)
+        task = str(info.get("task"))
+        if task not in counts:
+            raise ValueError(f"reset seed {seed} drew template {task!r}, not one of {templates}")
+        if counts[task] < per:
+            counts[task] += 1
+            seeds.append(seed)
+        seed += 1
+        if seed - start > 100 * n:
+            raise RuntimeError(f"no balanced set of {n} seeds among {start} .. {seed}: counts {counts}")
+    return seeds
+
+
 def record_demos(config: Any, n: int, out: Path) -> Path:
-    """Oracle episodes at reset seeds ``0 .. n-1`` of the config's env, saved under ``out``."""
+    """``n`` oracle episodes of the config's env, the same number per template of ``env_kwargs.tasks``
+    (:func:`balanced_seeds`, from reset seed 0 on), saved under ``out``."""
     import gymnasium as gym
 
     import gui_envs  # noqa: F401
@@ -55,10 +100,12 @@ def record_demos(config: Any, n: int, out: Path) -> Path:
 
     env = gym.make(str(config.env_id), **dict(config.env_kwargs))
     try:
+        templates = list(dict(config.env_kwargs).get("tasks") or [])
+        seeds = balanced_seeds(env, n, templates) if templates else list(range(n))
         rollout = RolloutConfig(
             max_steps=config.eval_max_steps, record_screenshots=True, progress=False, save_dir=out
         )
-        trajs = [t for g in collect_groups([env], OracleAgent(env), list(range(n)), 1, rollout) for t in g]
+        trajs = [t for g in collect_groups([env], OracleAgent(env), seeds, 1, rollout) for t in g]
     finally:
         env.close()
     if not all(t.success for t in trajs):
@@ -76,30 +123,42 @@ def mean_ci(values: list[float]) -> tuple[float, float]:
     return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 
-def run(
-    seeds: list[int], overrides: list[str], n_demos: int, work: Path, hidden: int = 64
-) -> list[dict[str, Any]]:
-    """One IPL run per seed; each returns ``{"seed", "heldout": [round 0..R], "rounds": [round 1..R]}``."""
+def run_one(seed: int, model: Path, demos: Path, overrides: list[str], work: Path) -> dict[str, Any]:
+    """One IPL run: ``{"seed", "heldout": [round 0..R], "rounds": [round 1..R]}``."""
     import torch
 
-    from agents.tiny_models import build_causal_lm
     from trainers.ipl import train_ipl
     from trainers.ipl_config import IPLConfig
 
     torch.set_num_threads(1)
+    cfg = IPLConfig.from_yaml(CONFIG, [f"model={model}", f"data={demos}", f"seed={seed}",
+                                       f"output_dir={work / f'run-{seed}'}", "progress=false", *overrides])  # fmt: skip
+    res = train_ipl(cfg)
+    last = res["heldout"][-1]
+    print(f"seed {seed}: held-out greedy success {res['heldout'][0]['eval_greedy_success']:.3f} (warm-up) -> "
+          f"{last['eval_greedy_success']:.3f} (round {last['step']})", flush=True)  # fmt: skip
+    return {"seed": seed, "heldout": res["heldout"], "rounds": res["rounds"]}
+
+
+def run(
+    seeds: list[int], overrides: list[str], n_demos: int, work: Path, hidden: int = 64, jobs: int = 1
+) -> list[dict[str, Any]]:
+    """One IPL run per seed on the same demos and initial weights, ``jobs`` at a time (processes; each run's
+    env drives its own Chromium); results in seed order."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agents.tiny_models import build_causal_lm
+    from trainers.ipl_config import IPLConfig
+
     model = build_causal_lm(work / "tiny-llama", hidden_size=hidden)
     base = IPLConfig.from_yaml(CONFIG, [f"model={model}", "data=unused", *overrides])
     demos = record_demos(base, n_demos, work / "demos")
-    out = []
-    for seed in seeds:
-        cfg = IPLConfig.from_yaml(CONFIG, [f"model={model}", f"data={demos}", f"seed={seed}",
-                                           f"output_dir={work / f'run-{seed}'}", "progress=false", *overrides])  # fmt: skip
-        res = train_ipl(cfg)
-        out.append({"seed": seed, "heldout": res["heldout"], "rounds": res["rounds"]})
-        last = res["heldout"][-1]
-        print(f"seed {seed}: held-out greedy success {res['heldout'][0]['eval_greedy_success']:.3f} (warm-up) -> "
-              f"{last['eval_greedy_success']:.3f} (round {last['step']})", flush=True)  # fmt: skip
-    return out
+    if jobs <= 1:
+        return [run_one(seed, model, demos, overrides, work) for seed in seeds]
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futures = [pool.submit(run_one, seed, model, demos, overrides, work) for seed in seeds]
+        return [f.result() for f in futures]
 
 
 def table(runs: list[dict[str, Any]]) -> str:
@@ -174,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], help="IPLConfig override KEY=VALUE (repeatable)"
     )
     parser.add_argument("--quick", action="store_true", help="1 seed, 1 round, a cut-down run: the path only")
+    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (processes)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out")
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else list(range(args.seeds))
@@ -181,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     demos = 2 if args.quick else args.demos
     name = "ipl_rounds_quick" if args.quick else "ipl_rounds"
     with tempfile.TemporaryDirectory() as tmp:
-        runs = run(seeds, overrides, demos, Path(tmp))
+        runs = run(seeds, overrides, demos, Path(tmp), jobs=args.jobs)
     print(f"\n## MobileIPL rounds: held-out task success ({CONFIG.name}, overrides {overrides or 'none'}, "
           f"{demos} demos)\n")  # fmt: skip
     print(table(runs))

@@ -73,15 +73,24 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: Sequenc
         values.update(loaded or {})
     values.update(parse_overrides(overrides))
     for key, value in list(values.items()):
-        # YAML 1.1 reads "1e-6" as a string (it wants "1.0e-6"); coerce where the field's default is a float.
+        # YAML 1.1 reads "1e-6" as a string (it wants "1.0e-6"); coerce where the field's default is a float,
+        # or where the field is an optional float (``later_learning_rate=1e-7`` stayed a string before).
         if isinstance(value, str):
             default = _field_default(cls, key)
-            if isinstance(default, float):
+            if isinstance(default, float) or _field_type(cls, key).replace(" ", "") in ("float|None", "None|float"):
                 try:
                     values[key] = float(value)
                 except ValueError:
                     pass
     return config_from_dict(cls, values)
+
+
+def _field_type(cls: type[Any], name: str) -> str:
+    """The field's annotation as written (``"float | None"``), ``""`` for an unknown name."""
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    return ""
 
 
 def _field_default(cls: type[Any], name: str) -> Any:

@@ -259,11 +259,43 @@ def sample_trees(
 ) -> list[CoaTNode]:
     """Grow a CoaT tree per job (:func:`tree_branching`); ``batch`` trees share each level's generator call."""
     roots = []
+    tokenizer = getattr(dialogue.generator, "tokenizer", None)
+    eos = set(getattr(dialogue.generator, "eos_ids", None) or [getattr(tokenizer, "eos_token_id", None)])
     for start in range(0, len(jobs), batch):
         chunk = [dialogue.root(j.observation, j.instruction, j.history) for j in jobs[start : start + batch]]
         dialogue.run(chunk, branching=tree_branching(k, branch_grounding))
+        if tokenizer is not None:
+            for root in chunk:
+                spell_sampled_tokens(root, tokenizer, eos)
         roots.extend(chunk)
     return roots
+
+
+def spell_sampled_tokens(root: CoaTNode, tokenizer: Any, eos: set[int | None]) -> None:
+    """Give every sampled turn below ``root`` the text its sampled tokens spell, special tokens included.
+
+    Why: generators decode with ``skip_special_tokens``, which drops the ``<|box_start|>`` / ``<|box_end|>``
+    tokens a grounding turn samples; a pair built from that text scores a string the policy never sampled
+    (the box without its markers) and its SFT term teaches that string, while the warm-up and the gamma pairs'
+    ``a*`` keep the markers (:func:`ground_truth_turns`). T-DPO compares the policy's own thoughts (seed 003,
+    sec. 3.3), so the pairs carry the tokens as sampled. Leaf actions were parsed before, from either text. The
+    message dicts are shared with the descendants' dialogues, so they are updated in place. A closing
+    end-of-sequence token (in ``eos``) is left out: the chat template closes the turn itself.
+    """
+    stack = list(root.children)
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if not node.token_ids:
+            continue
+        ids = list(node.token_ids)
+        while ids and ids[-1] in eos:
+            ids.pop()
+        text = tokenizer.decode(ids, skip_special_tokens=False)
+        if text != node.text:
+            node.text = text
+            if node.messages and node.messages[-1].get("role") == "assistant":
+                node.messages[-1]["content"] = text
 
 
 def value_tree(root: CoaTNode, job: TreeJob) -> TreeNode:
@@ -529,7 +561,10 @@ def training_trajectories(config: IPLConfig) -> list[Trajectory]:
     if config.offline_dataset:
         return []
     folders = [config.data] if isinstance(config.data, str) else list(config.data)
-    return [t for f in folders for t in load_trajectories(f, load_images=True)]
+    trajs = [t for f in folders for t in load_trajectories(f, load_images=True)]
+    # Folder order follows the trajectories' random ids; ordered by reset seed, the warm-up's data order (and so
+    # the seed policy) is fixed by the run seed alone.
+    return sorted(trajs, key=lambda t: (t.seed is None, t.seed if t.seed is not None else 0, t.task or ""))
 
 
 def heldout_split(config: IPLConfig, train: list[Trajectory]) -> HeldOut | None:

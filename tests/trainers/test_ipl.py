@@ -433,3 +433,54 @@ def test_lora_rounds_merge_in_fp32_and_log_what_bf16_would_lose(
     for d in ("warmup", "round-1"):
         assert all(w.dtype == torch.float32 for w in load_file(run / d / "final" / "model.safetensors").values())
     assert next(out["model"].parameters()).dtype == torch.float32
+
+
+def _benchmark() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ipl_rounds", ROOT / "benchmarks" / "ipl_rounds.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_balanced_demo_seeds_cover_every_template() -> None:
+    """The benchmark's demos: seeds 0..8 draw Dark theme 7 times and Wi-Fi never; the balanced pick takes the
+    first seeds that keep 3 per template."""
+    bench = _benchmark()
+
+    class Draws:  # the template each reset seed draws, as GuiAndroid-v0 drew them for the config's three
+        names = ["dark", "bt", "dark", "dark", "dark", "dark", "bt", "dark", "dark", "bt", "dark", "wifi"]
+
+        def reset(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+            return {}, {"task": self.names[seed] if seed < len(self.names) else "wifi"}
+
+    seeds = bench.balanced_seeds(Draws(), 9, ["wifi", "bt", "dark"])
+    assert seeds == [0, 1, 2, 3, 6, 9, 11, 12, 13]
+    with pytest.raises(ValueError, match="not one of"):
+        bench.balanced_seeds(Draws(), 3, ["wifi", "bt"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_heldout_task_success_rises_above_the_warm_up(tmp_path: Path) -> None:
+    """The MobileIPL acceptance check on a cut-down run of ``benchmarks/ipl_rounds.py`` (run seed 0, CPU): after
+    one round, greedy task success on held-out episodes (reset seeds 1000..1005, never trained on) is above the
+    warm-up policy's, and the chosen-over-rejected margin on the held-out pairs rose too."""
+    bench = _benchmark()
+    (run,) = bench.run([0], bench.CUTDOWN, bench.CUTDOWN_DEMOS, tmp_path)
+    warm, last = run["heldout"][0], run["heldout"][-1]
+    print(bench.table([run]))
+    assert last["step"] == 1 and warm["eval_episodes"] == last["eval_episodes"] == 6
+    assert last["eval_greedy_success"] > warm["eval_greedy_success"]
+    assert last["eval_pair_margin"] > warm["eval_pair_margin"]
+
+
+def test_an_optional_float_override_in_e_notation_is_a_float() -> None:
+    """YAML 1.1 reads ``3e-5`` as a string; an optional float field (``later_learning_rate``) must still get a
+    float, or round 2 fails comparing a string learning rate."""
+    from trainers.ipl_config import IPLConfig
+
+    cfg = IPLConfig.from_yaml(ROOT / "configs" / "ipl_tiny_cpu.yaml", ["model=m", "data=d", "later_learning_rate=3e-5"])
+    assert cfg.later_learning_rate == pytest.approx(3e-5) and isinstance(cfg.later_learning_rate, float)
