@@ -28,21 +28,16 @@ prefill in the last float bits, which sends a seeded run down another (equally l
 ``decoder`` (one of :data:`DECODERS`) and ``prompt_sharing`` and from what the batch holds; :func:`decode` runs
 it. Each returns ``(R, T)`` tokens and log-probs, ``R = B * num_samples`` rows in the caller's order.
 
-===================  ===========================================================  ========================================
-strategy             what it does                                                 picked for
-===================  ===========================================================  ========================================
-``generate``         Hugging Face ``generate`` on every row (distinct prompts      text batches, ``decoder="hf"``
-                     indexed out to rows, each row prefilled)
-``generate_shared``  prefill each distinct prompt once, copy its KV cache to its   text batches, ``decoder="hf"``, sharing
-                     rows, then ``generate``                                      ``"cache"`` (or ``"auto"`` when it spares
-                                                                                  enough)
-``generate_groups``  ``generate`` with ``num_return_sequences`` per distinct       image batches (image tensors do not
-                     conversation, rows grouped per conversation                  index by row)
-``loop``             guigym's KV-cache loop (:func:`sample_tokens`), each row      text batches, ``decoder="loop"``,
-                     prefilled                                                    sharing ``"encode"`` or ``"none"``
-``loop_shared``      the loop, each distinct prompt prefilled once                 text batches, ``decoder="loop"``,
-                                                                                  sharing ``"auto"`` or ``"cache"``
-===================  ===========================================================  ========================================
+* ``generate_rows``: Hugging Face ``generate`` on every row (each distinct prompt indexed out to its rows, every
+  row prefilled). Text batches with ``decoder="hf"``.
+* ``generate_shared``: each distinct prompt prefilled once, its KV cache copied to its rows, then ``generate``.
+  Text batches with ``decoder="hf"`` and sharing ``"cache"``, or ``"auto"`` when it spares enough.
+* ``generate_groups``: ``generate`` with ``num_return_sequences`` per distinct conversation, rows grouped per
+  conversation. Image batches (image tensors do not index by row).
+* ``loop_rows``: guigym's KV-cache loop (:func:`sample_tokens`), every row prefilled. Text batches with
+  ``decoder="loop"`` and sharing ``"encode"`` or ``"none"``.
+* ``loop_shared``: the loop, each distinct prompt prefilled once. Text batches with ``decoder="loop"`` and
+  sharing ``"auto"`` or ``"cache"``.
 
 An image batch whose distinct conversations are asked for unequally often cannot be grouped: the generator
 encodes every row on its own (as ``prompt_sharing="none"``) and samples that with ``generate_groups``.
@@ -55,7 +50,7 @@ settings (temperature, top-k, top-p, suppressed tokens, padding after end-of-seq
 ``(tokens, log-probs)``, without ``generate``'s per-token machinery (its logits-processor and stopping-criteria
 lists, input preparation, output bookkeeping): on the tests' tiny CPU model that machinery is a third of the
 sampling time, which is most of a small GRPO step. On a large model the forward pass dominates and both
-decoders cost the same. With the same torch seed, ``loop`` draws the same tokens as ``generate`` (both call
+decoders cost the same. With the same torch seed, ``loop_rows`` draws the same tokens as ``generate`` (both call
 ``torch.multinomial`` on ``softmax`` of identically processed logits, row for row); ``loop_shared`` draws the
 first token of each row from its shared prompt's logits, so the draws differ but the distribution does not.
 """
@@ -64,7 +59,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,7 +171,7 @@ def refuse_greedy_groups(sampling: SamplingParams) -> None:
         raise ValueError("greedy decoding (temperature=0) gives identical samples; use temperature > 0")
 
 
-def completion_length(ids: list[int], eos_ids: set[int]) -> tuple[int, str]:
+def completion_length(ids: list[int], eos_ids: Container[int]) -> tuple[int, str]:
     """Tokens up to and including the first end-of-sequence token, and the finish reason (``stop`` or
     ``length``); what follows the end is padding."""
     for t, token in enumerate(ids):
@@ -187,7 +182,7 @@ def completion_length(ids: list[int], eos_ids: set[int]) -> tuple[int, str]:
 
 def to_generations(
     tokenizer: Any,
-    eos_ids: set[int],
+    eos_ids: Container[int],
     ids: list[list[int]],
     logprobs: list[list[float]],
     plan: RowPlan,
@@ -247,7 +242,7 @@ def choose_strategy(
     prompt_sharing: str,
     loop_applies: Callable[[], bool] = lambda: True,
 ) -> str | None:
-    """The strategy (a key of :data:`STRATEGIES`) for a batch; see the module docstring's table.
+    """The strategy (a key of :data:`STRATEGIES`) for a batch; see the module docstring's list.
 
     Args:
         inputs: the encoded distinct prompts (``(U, P)`` ``input_ids`` and ``attention_mask``, plus image tensors
@@ -268,11 +263,11 @@ def choose_strategy(
         return "generate_groups" if len(set(repeats)) == 1 else None
     if decoder == "loop" and loop_applies():
         # Prefilling once costs the loop no extra call, so "auto" always shares.
-        return "loop_shared" if prompt_sharing in ("auto", "cache") else "loop"
+        return "loop_shared" if prompt_sharing in ("auto", "cache") else "loop_rows"
     prompt_len = inputs["input_ids"].shape[1]
     spared = (sum(repeats) - len(repeats)) * prompt_len  # prompt tokens not prefilled
     shared = prompt_sharing == "cache" or (prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS)
-    return "generate_shared" if shared and prompt_len > 1 else "generate"
+    return "generate_shared" if shared and prompt_len > 1 else "generate_rows"
 
 
 # ----- the loop --------------------------------------------------------------------------------------------
@@ -533,12 +528,12 @@ def loop_shared(
 
 Strategy = Callable[[Any, Any, RowPlan, SamplingParams, SpecialTokens], Tokens]
 
-#: The decoding strategies by name (see the module docstring's table).
+#: The decoding strategies by name (see the module docstring's list).
 STRATEGIES: dict[str, Strategy] = {
-    "generate": generate_rows,
+    "generate_rows": generate_rows,
     "generate_shared": generate_shared,
     "generate_groups": generate_groups,
-    "loop": loop_rows,
+    "loop_rows": loop_rows,
     "loop_shared": loop_shared,
 }
 

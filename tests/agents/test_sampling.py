@@ -37,21 +37,21 @@ def test_text_batches_get_the_strategy_of_their_decoder_and_sharing() -> None:
     plan = RowPlan.of([A, A, B], None)  # two distinct prompts
     text = _text(2, 5)
     assert [_choose(text, plan, "loop", s) for s in ("auto", "cache", "encode", "none")] == [
-        "loop_shared", "loop_shared", "loop", "loop",
+        "loop_shared", "loop_shared", "loop_rows", "loop_rows",
     ]  # fmt: skip
     assert [_choose(text, plan, "hf", s) for s in ("cache", "encode", "none")] == [
-        "generate_shared", "generate", "generate",
+        "generate_shared", "generate_rows", "generate_rows",
     ]  # fmt: skip
     assert (
-        _choose(_text(2, 1), plan, "hf", "cache") == "generate"
+        _choose(_text(2, 1), plan, "hf", "cache") == "generate_rows"
     )  # one prompt token: nothing to prefill apart
     # "auto" shares the prefill from CACHE_MIN_TOKENS spared prompt tokens: (rows - distinct prompts) x length.
     length = CACHE_MIN_TOKENS // 4  # 6 rows - 2 prompts = 4 spared rows
     assert _choose(_text(2, length), plan, "hf", "auto") == "generate_shared"
-    assert _choose(_text(2, length - 1), plan, "hf", "auto") == "generate"
+    assert _choose(_text(2, length - 1), plan, "hf", "auto") == "generate_rows"
     # A model the loop cannot sample goes to generate, with the sharing rules of generate.
     assert _choose(text, plan, "loop", "cache", loop_applies=lambda: False) == "generate_shared"
-    assert _choose(text, plan, "loop", "encode", loop_applies=lambda: False) == "generate"
+    assert _choose(text, plan, "loop", "encode", loop_applies=lambda: False) == "generate_rows"
 
 
 def test_image_batches_are_grouped_or_encoded_per_row_and_never_ask_the_loop() -> None:
@@ -63,7 +63,7 @@ def test_image_batches_are_grouped_or_encoded_per_row_and_never_ask_the_loop() -
     assert _choose(images, equal, "loop", "cache", loop_applies=refuse) == "generate_groups"
     unequal = RowPlan.of([A, A, B], None)
     assert _choose(images, unequal, "hf", "encode", loop_applies=refuse) is None
-    assert _choose(_text(2, 5), unequal, "hf", "encode", loop_applies=refuse) == "generate"
+    assert _choose(_text(2, 5), unequal, "hf", "encode", loop_applies=refuse) == "generate_rows"
 
 
 def test_rows_group_by_conversation_and_images_and_come_back_in_order() -> None:
