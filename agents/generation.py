@@ -70,7 +70,7 @@ class Generation:
         token_ids: generated token ids, ending with the end-of-sequence token when the model stopped by
             itself; padding is never included. ``None`` for generators that do not expose tokens.
         logprobs: ``log pi(token_t | prompt, tokens_<t)`` for each id in ``token_ids`` under the sampling
-            policy, in nats (see :class:`agents.hf_agent.HFGenerator` for exactly which distribution).
+            policy, in nats (see :mod:`agents.sampling` for exactly which distribution).
         prompt: the prompt text the model read (chat template applied), for trainers.
         finish_reason: ``stop`` (end-of-sequence), ``length`` (budget exhausted) or what the server said.
     """

@@ -1,35 +1,14 @@
 """Hugging Face models as agents: any causal LM, or any vision-language model through ``AutoProcessor``.
 
-:class:`HFGenerator` samples with ``model.generate`` and returns, for each completion, the generated token
-ids and their log-probabilities **under the sampling policy**: at step ``t`` the log-prob is
-``log_softmax(processed_logits_t)[token_t]``, where ``processed_logits_t`` are the scores ``generate``
-actually sampled from, i.e. the raw logits after every logits processor -- temperature division, then the
-top-k and top-p masks (masked tokens get ``-inf``; so do a VLM's image placeholder tokens,
-``HFGenerator.suppress_ids``, which the policy never emits). So with ``temperature=T`` and no top-k/top-p the
-log-prob is ``log_softmax(logits / T)``; with greedy decoding (``temperature=0``) nothing is processed and
-the log-prob is that of the raw logits. Trainers that need ``log pi_theta`` at ``T = 1`` recompute it with
-:meth:`HFGenerator.token_logprobs`.
-
-A GRPO group is ``N`` copies of one conversation (``N`` env slots reset with the same seed). With
-``prompt_sharing="cache"`` each distinct conversation of a batch is rendered, tokenised and prefilled once,
-and its KV cache is copied to its samples before decoding (one extra forward call: the prefill);
-``"encode"`` renders and tokenises once but lets ``generate`` expand the rows before the prefill (what
-vision-language inputs use, whose image tensors do not split by row); ``"none"`` encodes every conversation
-separately. ``"auto"`` is ``"cache"`` when it spares at least :data:`CACHE_MIN_TOKENS` prompt tokens of
-prefill, else ``"encode"``. Every mode samples the same distribution. ``"encode"`` (the default) also draws
-the same random numbers as ``"none"`` (the same rows, prefilled the same way), so seeded runs repeat what they
-gave before sharing existed; the cache's logits differ from a full prefill in the last float bits, which sends
-a seeded run down another (equally likely) path.
-
-``decoder="loop"`` replaces ``generate`` for text batches with :func:`agents.decode_loop.sample_tokens`: the
-same distribution, the same log-probs, less overhead per token (see that module).
+:class:`HFGenerator` loads the model and its processor, renders and encodes conversations, and scores
+completions (:meth:`HFGenerator.token_logprobs`); how it samples -- the decoding strategies, prompt sharing and
+the log-probs it returns with each token (those of the sampling policy) -- is :mod:`agents.sampling`.
 
 :class:`HFAgent` is an :class:`~agents.lm_agent.LMAgent` on top of an :class:`HFGenerator` loaded by path.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -42,17 +21,17 @@ import numpy as np
 from agents.generation import Conversation, Generation, SamplingParams, count_images, flatten_text
 from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
-
-#: The ``prompt_sharing`` modes of :class:`HFGenerator`.
-PROMPT_SHARING = ("auto", "cache", "encode", "none")
-#: ``prompt_sharing="auto"`` prefills once when that spares at least this many prompt tokens (rows x padded
-#: length): below it the extra forward call costs more than it saves (measured with the tiny CPU model of
-#: ``benchmarks/trainer_speed.py``: a 1x4 group of 60-token prompts is slower shared, an 8x8 batch faster).
-CACHE_MIN_TOKENS = 512
-
-
-#: The ``decoder`` values of :class:`HFGenerator`.
-DECODERS = ("hf", "loop")
+from agents.sampling import (
+    DECODERS,
+    PROMPT_SHARING,
+    RowPlan,
+    SpecialTokens,
+    choose_strategy,
+    decode,
+    refuse_greedy_groups,
+    settings_the_loop_ignores,
+    to_generations,
+)
 
 
 class ModelLoadError(RuntimeError):
@@ -71,14 +50,16 @@ class HFGenerator:
         seed: seeds torch's global generator once, so that a fresh generator samples reproducibly.
         trust_remote_code: passed to ``from_pretrained``.
         prompt_sharing: ``"auto"``, ``"cache"``, ``"encode"`` or ``"none"``: how much work identical
-            conversations of one batch share (see the module docstring). Samples are drawn from the same distribution in
-            every mode; only the random draws differ.
+            conversations of one batch share (:mod:`agents.sampling`). Samples are drawn from the same
+            distribution in every mode; only the random draws differ.
         decoder: ``"hf"`` (default): Hugging Face ``generate``; ``"loop"``: guigym's own sampling loop
-            (:mod:`agents.decode_loop`), the same distribution with less per-token overhead, for text-only
-            batches (image batches, and checkpoints whose generation config sets something the loop does not
-            apply, go to ``generate``). Under ``prompt_sharing`` ``"encode"`` or ``"none"`` the loop draws the
-            same tokens as ``generate`` from the same seed; under ``"auto"`` or ``"cache"`` it prefills each
-            distinct prompt once (that costs the loop no extra call, so ``"auto"`` always shares).
+            (:func:`agents.sampling.sample_tokens`), the same distribution with less per-token overhead, for
+            text-only batches (image batches, and checkpoints whose generation config sets something the loop
+            does not apply, go to ``generate``). Under ``prompt_sharing`` ``"encode"`` or ``"none"`` the loop
+            draws the same tokens as ``generate`` from the same seed; under ``"auto"`` or ``"cache"`` it prefills
+            each distinct prompt once (that costs the loop no extra call, so ``"auto"`` always shares). Together
+            with ``prompt_sharing`` and the batch, it picks the decoding strategy
+            (:func:`agents.sampling.choose_strategy`).
     """
 
     def __init__(
@@ -155,196 +136,52 @@ class HFGenerator:
         images: Sequence[Sequence[Any]] | None = None,
         sampling: SamplingParams | None = None,
     ) -> list[list[Generation]]:
-        """Sample ``sampling.num_samples`` completions per conversation in one ``model.generate`` call."""
-        import torch
-
+        """Sample ``sampling.num_samples`` completions per conversation in one batched decode: each distinct
+        conversation encoded once (unless ``prompt_sharing="none"``), then the strategy
+        :func:`agents.sampling.choose_strategy` picks."""
         sampling = sampling or SamplingParams()
         if not conversations:
             return []
+        refuse_greedy_groups(sampling)
         n = sampling.num_samples
-        # Distinct conversations and how many rows ask for each (a group asks N times for one).
-        slot_of: list[int] = []  # (B,) the distinct conversation of each row
-        distinct: list[int] = []  # (U,) the first row of each distinct conversation
-        first: dict[Any, int] = {}
-        for i, conversation in enumerate(conversations):
-            key = (
-                i
-                if self.prompt_sharing == "none"
-                else _conversation_key(conversation, images[i] if images else None)
-            )
-            if key not in first:
-                first[key] = len(distinct)
-                distinct.append(i)
-            slot_of.append(first[key])
-        counts = np.bincount(slot_of).tolist()  # (U,) rows per distinct conversation
+        plan = RowPlan.of(conversations, images, share=self.prompt_sharing != "none")
         prompts, inputs = self.encode(
-            [conversations[i] for i in distinct], [images[i] for i in distinct] if images else None
+            [conversations[i] for i in plan.distinct], [images[i] for i in plan.distinct] if images else None
         )
-        kwargs: dict[str, Any] = {
-            "max_new_tokens": sampling.max_new_tokens,
-            "output_scores": True,
-            "return_dict_in_generate": True,
-            "pad_token_id": self.tokenizer.pad_token_id,
-        }
-        if sampling.greedy:
-            if n > 1:
-                raise ValueError(
-                    "greedy decoding (temperature=0) gives identical samples; use temperature > 0"
-                )
-            kwargs.update(do_sample=False, temperature=None, top_k=None, top_p=None)
-        else:
-            # Explicit "off" values (top_k=0, top_p=1) override any generation_config.json defaults.
-            kwargs.update(
-                do_sample=True,
-                temperature=sampling.temperature,
-                top_k=sampling.top_k or 0,
-                top_p=sampling.top_p if sampling.top_p is not None else 1.0,
-            )
-        if self.suppress_ids:
-            kwargs["suppress_tokens"] = list(self.suppress_ids)
-        repeats = [c * n for c in counts]  # (U,) sampled rows per distinct conversation
-        text_only = set(inputs) == {"input_ids", "attention_mask"}
-        spared = (sum(repeats) - len(repeats)) * inputs["input_ids"].shape[1]  # prompt tokens not prefilled
-        use_cache = self.prompt_sharing == "cache" or (
-            self.prompt_sharing == "auto" and spared >= CACHE_MIN_TOKENS
+        strategy = choose_strategy(
+            inputs,
+            plan,
+            n,
+            decoder=self.decoder,
+            prompt_sharing=self.prompt_sharing,
+            loop_applies=self._loop_applies,
         )
-        # Text rows index by row, so they are sampled in the caller's order (conversation i's samples at rows
-        # i * n ... i * n + n - 1), as without sharing: a seeded run draws the same random numbers for each.
-        in_order = text_only
-        # Inference mode, not only no_grad: no autograd bookkeeping per op (version counters, view tracking), which
-        # on a small model is a sixth of the sampling time; what leaves the block is converted to lists.
-        with torch.inference_mode():
-            if text_only and self._loop_decodes():
-                new_tokens, logprobs = self._sample_with_loop(
-                    inputs, np.repeat(slot_of, n).tolist(), sampling
-                )
-            else:
-                if use_cache and text_only and inputs["input_ids"].shape[1] > 1:
-                    out = self._generate_from_shared_cache(inputs, np.repeat(slot_of, n).tolist(), kwargs)
-                elif text_only:
-                    rows = torch.as_tensor(slot_of, device=inputs["input_ids"].device)
-                    out = self.model.generate(
-                        **{k: v[rows] for k, v in inputs.items()}, num_return_sequences=n, **kwargs
-                    )
-                elif (
-                    len(set(repeats)) == 1
-                ):  # image tensors do not index by row: rows grouped per distinct one
-                    out = self.model.generate(**inputs, num_return_sequences=repeats[0], **kwargs)
-                else:  # unequal counts with image tensors: encode every row
-                    return self._generate_rows(conversations, images, sampling)
-                new_tokens = out.sequences[:, inputs["input_ids"].shape[1] :]  # (B * n, T)
-                # log pi(token_t) under the processed (post temperature / top-k / top-p) scores; (rows, T)
-                logprobs = torch.stack(
-                    [
-                        torch.log_softmax(score.float(), dim=-1)
-                        .gather(1, new_tokens[:, t : t + 1])
-                        .squeeze(1)
-                        for t, score in enumerate(out.scores)
-                    ],
-                    dim=1,
-                )
+        if strategy is None:  # an image batch that cannot be grouped: every row encoded on its own
+            plan = RowPlan.of(conversations, images, share=False)
+            prompts, inputs = self.encode(conversations, images)
+            strategy = "generate_groups"
+        special = SpecialTokens(frozenset(self.eos_ids), self.tokenizer.pad_token_id, self.suppress_ids)
+        new_tokens, logprobs = decode(strategy, self.model, inputs, plan, sampling, special)
         attention = inputs["attention_mask"].bool()
-        # One tensor-to-list conversion and one batched decode for the whole batch: per-row calls cost more
-        # than the tiny model's decoding step on a large batch.
-        prompt_ids = [inputs["input_ids"][u][attention[u]].tolist() for u in range(len(distinct))]
-        all_ids, all_logprobs = new_tokens.tolist(), logprobs.tolist()
-        ends = [_completion_length(ids, self.eos_ids) for ids in all_ids]  # (rows,) (length, finish reason)
-        texts = self.tokenizer.batch_decode(
-            [ids[:length] for ids, (length, _) in zip(all_ids, ends, strict=True)], skip_special_tokens=True
+        # One tensor-to-list conversion for the whole batch: per-row calls cost more than the tiny model's
+        # decoding step on a large batch.
+        prompt_ids = [inputs["input_ids"][u][attention[u]].tolist() for u in range(len(plan.distinct))]
+        return to_generations(
+            self.tokenizer, self.eos_ids, new_tokens.tolist(), logprobs.tolist(), plan, n, prompts, prompt_ids
         )
-        starts = np.concatenate([[0], np.cumsum(repeats)]).tolist()
-        taken = [0] * len(distinct)  # samples of each distinct conversation handed out so far
-        results: list[list[Generation]] = []
-        for i, u in enumerate(slot_of):
-            group = []
-            first_row = i * n if in_order else starts[u] + taken[u]
-            for row in range(first_row, first_row + n):
-                length, finish = ends[row]
-                group.append(
-                    Generation(
-                        text=texts[row],
-                        token_ids=all_ids[row][:length],
-                        logprobs=all_logprobs[row][:length],
-                        prompt=prompts[u],
-                        finish_reason=finish,
-                        extra={"prompt_token_ids": prompt_ids[u]},
-                    )
-                )
-            taken[u] += n
-            results.append(group)
-        return results
 
-    def _loop_decodes(self) -> bool:
-        """Whether text batches go to :func:`agents.decode_loop.sample_tokens` (``decoder="loop"`` and nothing in
-        the model's generation config that only ``generate`` applies; that case is warned about once)."""
-        if self.decoder != "loop":
-            return False
+    def _loop_applies(self) -> bool:
+        """Whether ``decoder="loop"`` may sample this model: nothing in its generation config that only
+        ``generate`` applies (checked once; that case is warned about)."""
         if not hasattr(self, "_loop_ignores"):
-            from agents.decode_loop import settings_the_loop_ignores
-
             self._loop_ignores = settings_the_loop_ignores(self.model)
             if self._loop_ignores:
                 warnings.warn(
                     f"decoder='loop' does not apply {', '.join(self._loop_ignores)} from the model's generation "
                     "config: sampling with Hugging Face generate instead",
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         return not self._loop_ignores
-
-    def _sample_with_loop(self, inputs: Any, source: list[int], sampling: SamplingParams) -> tuple[Any, Any]:
-        """``(rows, T)`` tokens and log-probs from guigym's loop; row ``r`` continues distinct prompt
-        ``source[r]``. Without sharing every row is prefilled on its own, as ``generate`` does."""
-        import torch
-
-        from agents.decode_loop import sample_tokens
-
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        if self.prompt_sharing in ("encode", "none"):
-            index = torch.as_tensor(source, device=ids.device)
-            ids, mask, source = ids[index], mask[index], list(range(len(source)))
-        return sample_tokens(
-            self.model, ids, mask, source, max_new_tokens=sampling.max_new_tokens, eos_ids=sorted(self.eos_ids),
-            pad_id=self.tokenizer.pad_token_id, temperature=sampling.temperature, top_k=sampling.top_k,
-            top_p=sampling.top_p, suppress_ids=self.suppress_ids,
-        )  # fmt: skip
-
-    def _generate_from_shared_cache(self, inputs: Any, source: list[int], kwargs: dict[str, Any]) -> Any:
-        """Prefill each distinct prompt once, copy its KV cache to the sampled rows (row ``r`` continues distinct
-        prompt ``source[r]``), then decode.
-
-        All but the last prompt token are run here; ``generate`` runs the last one for every row (so its
-        first sampling step starts from the shared cache) and counts positions along the attention mask the
-        same way, so the result is the distribution of an unshared ``generate`` call.
-        """
-        import torch
-
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]  # (U, P)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # left padding does not shift positions
-        prefill = self.model(
-            input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], use_cache=True
-        )
-        # transformers 5 calls the cache ``cache``; 4.x ``past_key_values``.
-        cache, name = getattr(prefill, "cache", None), "cache"
-        if cache is None:
-            cache, name = prefill.past_key_values, "past_key_values"
-        index = torch.as_tensor(source, device=ids.device)  # (rows,) the distinct prompt of each sampled row
-        cache.batch_select_indices(index)
-        return self.model.generate(
-            input_ids=ids[index], attention_mask=mask[index], **{name: cache}, **kwargs
-        )
-
-    def _generate_rows(
-        self,
-        conversations: Sequence[Conversation],
-        images: Sequence[Sequence[Any]] | None,
-        sampling: SamplingParams,
-    ) -> list[list[Generation]]:
-        """:meth:`generate` with sharing off, for batches it cannot share."""
-        saved, self.prompt_sharing = self.prompt_sharing, "none"
-        try:
-            return self.generate(conversations, images, sampling)
-        finally:
-            self.prompt_sharing = saved
 
     def token_logprobs(
         self,
@@ -489,14 +326,6 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def _completion_length(ids: list[int], eos_ids: set[int]) -> tuple[int, str]:
-    """Tokens up to and including the first end-of-sequence token; what follows is padding."""
-    for t, token in enumerate(ids):
-        if token in eos_ids:
-            return t + 1, "stop"
-    return len(ids), "length"
-
-
 def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
     """``logits`` (``(..., V)``, float32) with the ``ids`` columns at -1e9: probability exactly 0, as the sampler's
     ``-inf`` (``suppress_tokens``) gives them, while the entropy's ``p * log p`` stays 0 (``-inf`` or
@@ -506,19 +335,6 @@ def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
     if not ids:
         return logits
     return logits.index_fill(-1, torch.as_tensor(list(ids), device=logits.device), -1e9)
-
-
-def _conversation_key(
-    conversation: Conversation, images: Sequence[Any] | None
-) -> tuple[str, tuple[str, ...]]:
-    """What makes two conversations the same prompt: their messages and the bytes of their images."""
-    digests = []
-    for img in images or []:
-        arr = np.asarray(img)
-        digests.append(
-            f"{arr.shape}:{hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()}"
-        )
-    return json.dumps(conversation, sort_keys=True, default=str), tuple(digests)
 
 
 def _to_pil(image: Any) -> Any:

@@ -8,7 +8,7 @@ else is the Hugging Face generator's contract (:mod:`agents.generation`): ``num_
 conversation, token ids ending with the end-of-sequence token when the model stopped, and per-token
 log-probs **under the sampling policy** -- vLLM runs with ``logprobs_mode="processed_logprobs"``, so a
 log-prob is ``log_softmax`` of the logits after temperature, top-k / top-p and the suppressed tokens
-(``suppress_ids``; see :meth:`VLLMGenerator._suppression`), as :class:`~agents.hf_agent.HFGenerator` defines it.
+(``suppress_ids``; see :meth:`VLLMGenerator._suppression`), as :mod:`agents.sampling` defines it.
 vLLM's kernels are not the trainer's, so those log-probs are close to, not equal to, the trained model's:
 trainers recompute the old log-probs with the trained model and log the difference
 (:func:`trainers.sampler_stats.logprob_mismatch`).
@@ -46,10 +46,9 @@ import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from agents.generation import Conversation, Generation, SamplingParams, count_images
-from agents.hf_agent import HFGenerator, _completion_length, _conversation_key, _to_pil
+from agents.hf_agent import HFGenerator, _to_pil
+from agents.sampling import RowPlan, refuse_greedy_groups, to_generations
 
 #: The extra that installs vLLM.
 VLLM_EXTRA = "guigym[vllm]"
@@ -286,58 +285,24 @@ class VLLMGenerator(HFGenerator):
         sampling = sampling or SamplingParams()
         if not conversations:
             return []
-        if sampling.greedy and sampling.num_samples > 1:
-            raise ValueError("greedy decoding (temperature=0) gives identical samples; use temperature > 0")
+        refuse_greedy_groups(sampling)
         if self._asleep:
             self.sync_weights()  # sleep level 2 discarded the weights
         n = sampling.num_samples
-        slot_of: list[int] = []  # (B,) the distinct conversation of each row
-        distinct: list[int] = []  # (U,) the first row of each distinct conversation
-        first: dict[Any, int] = {}
-        for i, conversation in enumerate(conversations):
-            key = _conversation_key(conversation, images[i] if images else None)
-            if key not in first:
-                first[key] = len(distinct)
-                distinct.append(i)
-            slot_of.append(first[key])
-        counts = np.bincount(slot_of).tolist()  # (U,) rows per distinct conversation
+        plan = RowPlan.of(conversations, images)
         prompts, requests = [], []
-        for i in distinct:
+        for i in plan.distinct:
             prompt, request = self._request(conversations[i], images[i] if images else None)
             prompts.append(prompt)
             requests.append(request)
-        params = [self._sampling_params(sampling, c * n) for c in counts]
+        params = [self._sampling_params(sampling, c * n) for c in plan.counts]
         outputs = self.llm.generate(requests, params, use_tqdm=False)
-
-        ids, logprobs = [], []  # per distinct conversation: its c * n samples
-        for out in outputs:
-            ids.append([list(o.token_ids) for o in out.outputs])
-            logprobs.append([sampled_logprobs(o.token_ids, o.logprobs) for o in out.outputs])
-        flat = [seq for seqs in ids for seq in seqs]
-        ends = [_completion_length(seq, self.eos_ids) for seq in flat]
-        texts = self.tokenizer.batch_decode(
-            [seq[:length] for seq, (length, _) in zip(flat, ends, strict=True)], skip_special_tokens=True
-        )
-        starts = np.concatenate([[0], np.cumsum([len(s) for s in ids])]).tolist()
-        taken = [0] * len(distinct)
-        results: list[list[Generation]] = []
-        for u in slot_of:
-            group = []
-            for k in range(taken[u], taken[u] + n):
-                length, finish = ends[starts[u] + k]
-                group.append(
-                    Generation(
-                        text=texts[starts[u] + k],
-                        token_ids=ids[u][k][:length],
-                        logprobs=logprobs[u][k][:length],
-                        prompt=prompts[u],
-                        finish_reason=finish,
-                        extra={"prompt_token_ids": list(outputs[u].prompt_token_ids or [])},
-                    )
-                )
-            taken[u] += n
-            results.append(group)
-        return results
+        samples = [o for out in outputs for o in out.outputs]  # each request's c * n samples together
+        rows = [samples[r] for r in plan.grouped_order(n)]  # the caller's order
+        ids = [list(o.token_ids) for o in rows]
+        logprobs = [sampled_logprobs(o.token_ids, o.logprobs) for o in rows]
+        prompt_ids = [list(out.prompt_token_ids or []) for out in outputs]
+        return to_generations(self.tokenizer, self.eos_ids, ids, logprobs, plan, n, prompts, prompt_ids)
 
     def _request(
         self, conversation: Conversation, images: Sequence[Any] | None

@@ -19,7 +19,7 @@ What both sides do, per optimiser step:
   once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
   (``prompt_sharing="none"``) is the same trainer before that change. The ``guigym, own decoder`` column adds
   ``decoder="loop"``: guigym's KV-cache sampling loop in place of ``generate`` (same distribution, same
-  log-probs; ``agents.decode_loop``), with each distinct prompt prefilled once.
+  log-probs; ``agents.sampling.sample_tokens``), with each distinct prompt prefilled once.
 * **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
   ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's
   geometry, the ``grpo`` estimator); TRL gets the same prompts from a dataset and a reward function doing the

@@ -1,4 +1,4 @@
-"""guigym's own sampling loop (``HFGenerator(decoder="loop")``, ``agents.decode_loop``) against Hugging Face
+"""guigym's own sampling loop (``HFGenerator(decoder="loop")``, ``agents.sampling``) against Hugging Face
 ``generate``: the same tokens from the same seed, the same log-probs, one prefill per distinct prompt when
 sharing, and ``generate`` where the loop cannot follow. That its samples' log-probs are the ones the trainer
 recomputes is tested with every sharing mode in ``test_prompt_sharing.py``."""
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.decode_loop import process_logits, sample_tokens
 from agents.generation import SamplingParams
 from agents.hf_agent import HFGenerator
+from agents.sampling import process_logits, sample_tokens
 
 A = [{"role": "user", "content": "click cell a"}]
 B = [{"role": "user", "content": "click the cell named e now"}]

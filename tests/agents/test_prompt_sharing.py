@@ -64,7 +64,7 @@ def test_vlm_groups_share_the_processor_call(tiny_vlm_path: Path) -> None:
 
 
 def test_auto_prefills_once_only_when_that_spares_enough(tiny_lm_path: Path) -> None:
-    from agents.hf_agent import CACHE_MIN_TOKENS
+    from agents.sampling import CACHE_MIN_TOKENS
 
     gen = HFGenerator(str(tiny_lm_path), device="cpu", prompt_sharing="auto")
     seen: list[tuple[int, ...]] = []
