@@ -155,6 +155,7 @@ class HFGenerator:
             decoder=self.decoder,
             prompt_sharing=self.prompt_sharing,
             loop_applies=self._loop_applies,
+            greedy=sampling.greedy,
         )
         if strategy is None:  # an image batch that cannot be grouped: every row encoded on its own
             plan = RowPlan.of(conversations, images, share=False)

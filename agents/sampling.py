@@ -33,17 +33,30 @@ it. Each returns ``(R, T)`` tokens and log-probs, ``R = B * num_samples`` rows i
 * ``generate_shared``: each distinct prompt prefilled once, its KV cache copied to its rows, then ``generate``.
   Text batches with ``decoder="hf"`` and sharing ``"cache"``, or ``"auto"`` when it spares enough.
 * ``generate_groups``: ``generate`` with ``num_return_sequences`` per distinct conversation, rows grouped per
-  conversation. Image batches (image tensors do not index by row).
+  conversation. Image batches (image tensors do not index by row). Greedy: each distinct conversation decoded
+  once and its completion copied to its rows.
 * ``loop_rows``: guigym's KV-cache loop (:func:`sample_tokens`), every row prefilled. Text batches with
   ``decoder="loop"`` and sharing ``"encode"`` or ``"none"``.
 * ``loop_shared``: the loop, each distinct prompt prefilled once. Text batches with ``decoder="loop"`` and
   sharing ``"auto"`` or ``"cache"``.
 
-An image batch whose distinct conversations are asked for unequally often cannot be grouped: the generator
-encodes every row on its own (as ``prompt_sharing="none"``) and samples that with ``generate_groups``.
+An image batch whose distinct conversations are asked for unequally often cannot be grouped when sampling: the
+generator encodes every row on its own (as ``prompt_sharing="none"``) and samples that with ``generate_groups``.
 ``decoder="loop"`` falls back to the ``generate`` strategies when the model's generation config sets something
 only ``generate`` applies (:func:`settings_the_loop_ignores`), so both decoders always draw from the same
 distribution.
+
+**Greedy decoding** (``temperature=0``) is deterministic, so the rows of a conversation that a batch holds
+more than once all get the same completion, in every strategy and sharing mode: the text strategies decode each
+row (or continue its shared cache), ``generate_groups`` decodes each distinct conversation once and copies the
+result (``generate`` refuses ``num_return_sequences > 1`` without sampling). ``num_samples > 1`` greedy samples
+of one row would be copies too, useless as a GRPO group: every generator refuses them with a ``ValueError``
+(:func:`refuse_greedy_groups`).
+
+**Model state.** Qwen2-VL-style models keep the M-RoPE offsets of their last call (``rope_deltas``, one per row)
+and ``generate`` reuses them whenever it continues a non-empty cache, as ``generate_shared`` does. :func:`decode`
+clears them before every strategy (:func:`reset_position_state`), so each call computes its own positions
+whatever was decoded before (an earlier batch of another size, or with images).
 
 **The loop.** :func:`sample_tokens` is a lean stand-in for ``generate`` on text-only causal LMs: the same
 settings (temperature, top-k, top-p, suppressed tokens, padding after end-of-sequence), the same
@@ -241,6 +254,7 @@ def choose_strategy(
     decoder: str,
     prompt_sharing: str,
     loop_applies: Callable[[], bool] = lambda: True,
+    greedy: bool = False,
 ) -> str | None:
     """The strategy (a key of :data:`STRATEGIES`) for a batch; see the module docstring's list.
 
@@ -252,15 +266,17 @@ def choose_strategy(
         decoder, prompt_sharing: the generator's options (:data:`DECODERS`, :data:`PROMPT_SHARING`).
         loop_applies: whether the loop may sample this model (see :func:`settings_the_loop_ignores`); asked only
             for text batches with ``decoder="loop"``.
+        greedy: whether the batch is decoded greedily (``temperature=0``): an image batch is then decoded once
+            per distinct conversation, however often each is asked for.
 
     Returns:
-        The strategy's name, or ``None`` for an image batch whose distinct conversations are asked for unequally
-        often: encode every row on its own (``RowPlan.of(..., share=False)``) and sample with
+        The strategy's name, or ``None`` for an image batch sampled (not greedy) whose distinct conversations are
+        asked for unequally often: encode every row on its own (``RowPlan.of(..., share=False)``) and sample with
         ``generate_groups``.
     """
     repeats = [c * n for c in plan.counts]  # (U,) sampled rows per distinct conversation
     if set(inputs) != {"input_ids", "attention_mask"}:  # image tensors do not index by row
-        return "generate_groups" if len(set(repeats)) == 1 else None
+        return "generate_groups" if greedy or len(set(repeats)) == 1 else None
     if decoder == "loop" and loop_applies():
         # Prefilling once costs the loop no extra call, so "auto" always shares.
         return "loop_shared" if prompt_sharing in ("auto", "cache") else "loop_rows"
@@ -490,8 +506,18 @@ def generate_groups(
     model: Any, inputs: Any, plan: RowPlan, sampling: SamplingParams, special: SpecialTokens
 ) -> Tokens:
     """``generate`` with ``num_return_sequences`` samples per distinct conversation (every one asked for equally
-    often); the rows, grouped per conversation, are handed back in the caller's order."""
+    often); the rows, grouped per conversation, are handed back in the caller's order.
+
+    Greedy decoding runs each distinct conversation once (asked for equally often or not) and copies its
+    completion to its rows: ``generate`` refuses ``num_return_sequences > 1`` without sampling, and every copy
+    would be the same anyway.
+    """
     n = sampling.num_samples
+    if sampling.greedy:
+        out = model.generate(**inputs, **_generate_kwargs(sampling, special))
+        tokens, logprobs = _generated(out, inputs["input_ids"].shape[1])
+        index = torch.as_tensor(plan.source(n), device=tokens.device)  # (rows,) each row's conversation
+        return tokens[index], logprobs[index]
     out = model.generate(
         **inputs, num_return_sequences=plan.counts[0] * n, **_generate_kwargs(sampling, special)
     )
@@ -538,6 +564,21 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
+def reset_position_state(model: Any) -> None:
+    """Forget the position offsets a model kept from its last call, so that the next one computes its own.
+
+    Qwen2-VL-style models (Qwen2-VL, Qwen2.5-VL, ...) store the M-RoPE offsets of the batch they last encoded as
+    ``rope_deltas`` (``(rows, 1)``) and add them to the positions of any later call that continues a non-empty
+    cache. A call that prefills its own cache outside ``generate`` (``generate_shared``) would get another batch's
+    offsets: a size mismatch when the row counts differ, silently shifted positions when they broadcast. With
+    ``None``, ``generate`` derives them from the call's own inputs (zero for text). Every submodule is visited, so
+    wrappers (``peft``) are covered; models without the attribute are untouched.
+    """
+    for module in model.modules():
+        if vars(module).get("rope_deltas") is not None:
+            module.rope_deltas = None
+
+
 def decode(
     strategy: str, model: Any, inputs: Any, plan: RowPlan, sampling: SamplingParams, special: SpecialTokens
 ) -> Tokens:
@@ -557,6 +598,7 @@ def decode(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown decoding strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    reset_position_state(model)
     # Inference mode, not only no_grad: no autograd bookkeeping per op (version counters, view tracking), which on
     # a small model is a sixth of the sampling time; what leaves the block is converted to lists by the caller.
     with torch.inference_mode():
@@ -577,6 +619,7 @@ __all__ = [
     "decode",
     "process_logits",
     "refuse_greedy_groups",
+    "reset_position_state",
     "sample_tokens",
     "settings_the_loop_ignores",
     "to_generations",

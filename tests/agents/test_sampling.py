@@ -63,6 +63,9 @@ def test_image_batches_are_grouped_or_encoded_per_row_and_never_ask_the_loop() -
     assert _choose(images, equal, "loop", "cache", loop_applies=refuse) == "generate_groups"
     unequal = RowPlan.of([A, A, B], None)
     assert _choose(images, unequal, "hf", "encode", loop_applies=refuse) is None
+    # Greedy copies one completion per distinct conversation, so unequal counts need no per-row encoding.
+    greedy = choose_strategy(images, unequal, 1, decoder="hf", prompt_sharing="encode", greedy=True)
+    assert greedy == "generate_groups"
     assert _choose(_text(2, 5), unequal, "hf", "encode", loop_applies=refuse) == "generate_rows"
 
 
