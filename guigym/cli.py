@@ -533,11 +533,21 @@ def bench(
 @app.command("tiny-model")
 def tiny_model(
     path: Annotated[Path, typer.Argument(help="Folder to save the model and tokenizer in, e.g. runs/tiny-llama.")],
-    hidden_size: Annotated[int, typer.Option(min=4, help="Hidden size (the configs use 32, 64 or 128).")] = 32,
+    hidden_size: Annotated[int, typer.Option(min=4, help="Hidden size of the Llama (the configs use 32, 64 or 128).")] = 32,
+    arch: Annotated[str, typer.Option(help="llama (text), llava (pixels: learns to ground on CPU) or qwen2.5-vl.")] = "llama",
 ) -> None:
-    """Build the tiny, randomly initialised 2-layer Llama and its tokenizer under PATH (nothing is downloaded)."""
-    from agents.tiny_models import build_causal_lm
+    """Build a tiny, randomly initialised model and its tokenizer (or processor) under PATH (nothing is downloaded).
 
+    ``llama``: the 2-layer Llama of the text configs. ``llava`` and ``qwen2.5-vl``: the vision-language models of the
+    pixel configs (their ``pixels`` size, 140-pixel screenshots; ``--hidden-size`` is not used)."""
+    from agents.tiny_models import build_causal_lm, build_llava, build_vlm
+
+    builders = {"llava": lambda: build_llava(path), "qwen2.5-vl": lambda: build_vlm(path, "pixels")}
+    if arch in builders:
+        console.print(f"tiny {arch} (random weights) saved to {builders[arch]()}")
+        return
+    if arch != "llama":
+        raise typer.BadParameter(f"--arch must be llama, llava or qwen2.5-vl, got {arch!r}")
     if hidden_size % 4:
         raise typer.BadParameter(f"--hidden-size must be a multiple of 4 (the model has 4 heads), got {hidden_size}")
     console.print(f"tiny model (hidden size {hidden_size}) saved to {build_causal_lm(path, hidden_size=hidden_size)}")

@@ -50,3 +50,34 @@ def test_a_saved_vlm_loads_by_path_in_a_fresh_process(tmp_path: Path) -> None:
 def test_build_vlm_refuses_an_unknown_size(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="size must be one of"):
         build_vlm(tmp_path / "vlm", "huge")
+
+
+def test_build_llava_size_and_one_visual_token_per_answer_cell(tmp_path: Path) -> None:
+    from agents.hf_agent import HFGenerator
+    from agents.tiny_models import build_llava
+
+    gen = HFGenerator(str(build_llava(tmp_path / "llava")), device="cpu")
+    assert sum(p.numel() for p in gen.model.parameters()) == 361_568  # the count quoted in LLAVA_SIZES' comment
+    assert type(gen.processor).__name__ == "LlavaProcessor" and gen.supports_images
+    conv = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "click the red box"}]}]
+    inputs = gen.encode([conv], [[np.full((140, 140, 3), 245, np.uint8)]])[1]
+    assert tuple(inputs["pixel_values"].shape) == (1, 3, 140, 140)  # resized, never cropped
+    assert int((inputs["input_ids"] == gen.processor.image_token_id).sum()) == 25  # 5 x 5 patches, CLS dropped
+    # A token's features depend on where it is (absolute position embeddings): two copies of one blank patch differ.
+    features = gen.model.get_image_features(pixel_values=inputs["pixel_values"])
+    features = features.pooler_output if hasattr(features, "pooler_output") else features
+    rows = torch_rows(features)
+    assert not np.allclose(rows[0], rows[1])
+
+
+def torch_rows(features) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The visual tokens of the first image as a (tokens, hidden) array, whatever container transformers returns."""
+    first = features[0] if isinstance(features, (list, tuple)) else features
+    return first.detach().reshape(-1, first.shape[-1]).numpy()
+
+
+def test_build_llava_refuses_a_patch_that_does_not_tile_the_image(tmp_path: Path) -> None:
+    from agents.tiny_models import build_llava
+
+    with pytest.raises(ValueError, match="multiple of the patch side"):
+        build_llava(tmp_path / "llava", patch=30)
