@@ -17,7 +17,7 @@ from agents.base import AgentOutput, BaseAgent
 from agents.generation import Generation, Generator, SamplingParams
 from agents.prompts.formats import GuiR1Format, OutputFormat, PromptContext, TextAnswerFormat, auto_format
 from agents.prompts.observation import instruction_of
-from gui_envs.privileged import public_info
+from gui_envs.schema.privileged import public_info
 
 
 def resolve_format(spec: OutputFormat | str | None) -> OutputFormat | None:
@@ -68,7 +68,7 @@ class LMAgent(BaseAgent):
     def reset(self, instruction: str = "", info: dict[str, Any] | None = None) -> None:
         """Forget the previous episode's history.
 
-        ``info`` goes through :func:`~gui_envs.privileged.public_info` again, so that a prompt template can never
+        ``info`` goes through :func:`~gui_envs.schema.privileged.public_info` again, so that a prompt template can never
         receive a privileged value even when a caller passes an env's raw info.
         """
         self.instruction = instruction

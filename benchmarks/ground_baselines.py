@@ -31,7 +31,7 @@ from tqdm import tqdm
 import gui_envs  # noqa: F401
 from agents.ground_baselines import random_element_point, random_point, string_match_point
 from gui_envs.browser.observation import parse_elements
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 
 POLICIES = ("string match", "random click", "random element", "oracle")
 

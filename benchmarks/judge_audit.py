@@ -42,8 +42,8 @@ import numpy as np
 from tqdm import tqdm
 
 from gui_envs import judge_audit
-from gui_envs.actions import Action
-from gui_envs.errors import ResetNeededError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import ResetNeededError
 from gui_envs.tasks.base import AnswerTask, StateTask
 
 #: (column, policy) of the stop policies that run on answer and infeasible templates.

@@ -1,6 +1,6 @@
 """guigym environments. Importing this package registers every environment id with gymnasium."""
 
-from gui_envs.registration import ENV_DESCRIPTIONS, guigym_env_ids, register_env
+from gui_envs.schema.registration import ENV_DESCRIPTIONS, guigym_env_ids, register_env
 
 __version__ = "0.1.0"
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 
 #: Caption font size in pixels: readable in a 360-px phone frame and in a 960-px web frame.
 CAPTION_FONT_PX = 14

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from gui_envs.episode_gif import MARKER_PX, _point_of, trajectory_to_gif
-from gui_envs.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
+from gui_envs.schema.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
 
 #: Screenshots wider or taller than this (pixels) are scaled down in the page.
 THUMB_PX = 480
@@ -176,7 +176,7 @@ def episode_summary(trajectories: Sequence[Trajectory]) -> list[str]:
     oracle's episodes labelled as demonstrations, so that a page of oracle recordings never reads as a learnt
     policy's success.
 
-    >>> from gui_envs.trajectory import Trajectory
+    >>> from gui_envs.schema.trajectory import Trajectory
     >>> t = Trajectory("open the note", metadata={"agent": "oracle"})
     >>> t.success = True
     >>> episode_summary([t, t])

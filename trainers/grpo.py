@@ -35,7 +35,7 @@ import torch
 
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.reward_wrappers import with_reward
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
     clean_checkpoint_dir,

@@ -31,8 +31,8 @@ import torch
 from agents.lm_agent import resolve_format
 from agents.prompts.formats import GuiR1Format, PromptContext, auto_format
 from agents.prompts.observation import instruction_of
-from gui_envs.actions import Action
-from gui_envs.trajectory import Trajectory, load_trajectories
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import Trajectory, load_trajectories
 from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.config_io import ConfigError
 from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due

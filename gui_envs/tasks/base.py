@@ -25,9 +25,11 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from gui_envs.actions import Action
-from gui_envs.errors import ResetNeededError as ResetNeededError  # re-exported: the task errors in one place
-from gui_envs.errors import UnknownTaskError as UnknownTaskError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import (
+    ResetNeededError as ResetNeededError,  # re-exported: the task errors in one place
+)
+from gui_envs.schema.errors import UnknownTaskError as UnknownTaskError
 from gui_envs.tasks.judging import answers_match
 
 T = TypeVar("T")

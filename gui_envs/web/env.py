@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.prefetch import PreparedResets
 from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.site import SiteState
-from gui_envs.errors import ResetNeededError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import web_record
@@ -131,7 +131,7 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
     * a reset shows the start page on a page without history. The episode the next ``reset()`` without a seed
       will draw is prepared while the agent acts (:class:`~gui_envs.browser.prefetch.PreparedResets`: a second
       context and copy of the sites), so that reset only swaps it in. A caller that names its seeds tells the env
-      which come next (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`, :mod:`gui_envs.upcoming`), and
+      which come next (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`, :mod:`gui_envs.schema.upcoming`), and
       those are prepared instead; the episode a reset plays is the one its arguments give either way.
 
     Version history: v0, initial release.

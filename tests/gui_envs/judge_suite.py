@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gui_envs import judge_audit
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 SEEDS = (0, 1, 2, 3, 4)
 

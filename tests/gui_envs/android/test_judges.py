@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 import pytest
 
 from gui_envs import judge_audit
-from gui_envs.actions import Action
 from gui_envs.android.apps.clock import Clock
 from gui_envs.android.apps.contacts import Contacts
 from gui_envs.android.apps.expenses import Expenses
@@ -30,6 +29,7 @@ from gui_envs.android.apps.settings import Settings
 from gui_envs.android.tasks import TASKS
 from gui_envs.android.tasks.base import StateTask, names_part_of
 from gui_envs.browser.site import Request
+from gui_envs.schema.actions import Action
 from tests.gui_envs.judge_suite import check_template
 
 CLOCK, CONTACTS, EXPENSES = Clock.package, Contacts.package, Expenses.package

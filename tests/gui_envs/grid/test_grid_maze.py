@@ -22,7 +22,7 @@ from gui_envs.grid.maze_gen import (
     make_layout,
 )
 from gui_envs.grid.verifiers import verify_maze_path
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 
 
 def _floor_adjacencies(walkable: np.ndarray) -> int:

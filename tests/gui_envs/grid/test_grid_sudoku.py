@@ -13,7 +13,7 @@ from gui_envs.grid.render import digits_to_text
 from gui_envs.grid.sudoku import SudokuEnv
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, count_solutions, generate_sudoku, solve
 from gui_envs.grid.verifiers import verify_sudoku
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 
 
 @pytest.mark.parametrize("blanks", [0, 20, 50, 55])

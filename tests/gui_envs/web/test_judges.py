@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from gui_envs import judge_audit
-from gui_envs.actions import Action
 from gui_envs.blind_sweep import FormBrowser
+from gui_envs.schema.actions import Action
 from gui_envs.tasks.base import AnswerTask, InfeasibleTask, StateTask
 from gui_envs.tasks.judging import NUMERIC_TOLERANCE, answers_match
 from gui_envs.web.env import GuiWebEnv
