@@ -257,7 +257,7 @@ def _solve(env: gym.Env[Any, Any], family: Family) -> tuple[float, dict[str, Any
 @pytest.mark.parametrize("env_id", gui_envs.guigym_env_ids())
 def test_every_registered_env_guards_reset_step_and_close(env_id: str) -> None:
     spec = gym.spec(env_id)
-    if spec.entry_point == "gui_envs.box_ids:make_box_ground":
+    if spec.entry_point == "gui_envs.tasks.sb3_grounding:make_box_ground":
         spec = gym.spec(spec.kwargs["base_id"])
     cls = load_env_creator(spec.entry_point)
     for method in ("reset", "step", "close"):

@@ -8,8 +8,8 @@ from PIL import Image
 
 from agents import OracleAgent
 from agents.episode import run_episode
-from gui_envs.episode_gif import main, trajectory_to_gif
 from gui_envs.web.env import GuiWebEnv
+from guigym.episode_gif import main, trajectory_to_gif
 
 
 def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
