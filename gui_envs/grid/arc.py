@@ -16,7 +16,7 @@ from gui_envs.grid.arc_data import FAMILIES, MAX_SIDE, ArcTask, find_task, load_
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import ARC_PALETTE, compose_rows, digits_to_text, grid_to_rgb, text_space
-from gui_envs.grid.verifiers import Verdict, verify_arc
+from gui_envs.grid.solution_checks import Verdict, verify_arc
 from gui_envs.schema.errors import ResetNeededError
 from gui_envs.schema.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
 

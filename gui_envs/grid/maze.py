@@ -25,7 +25,7 @@ from gui_envs.grid.maze_gen import (
 )
 from gui_envs.grid.parsing import parse_maze_answer, path_to_text
 from gui_envs.grid.render import MAZE_PALETTE, grid_to_rgb, text_space
-from gui_envs.grid.verifiers import Verdict, verify_maze_path
+from gui_envs.grid.solution_checks import Verdict, verify_maze_path
 from gui_envs.schema.errors import ResetNeededError, safe_repr
 from gui_envs.schema.lifecycle import GuardedClose, guarded_reset, guarded_step
 

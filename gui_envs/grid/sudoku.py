@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import digits_to_text, sudoku_board_rgb, text_space
+from gui_envs.grid.solution_checks import Verdict, verify_sudoku
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, generate_sudoku
-from gui_envs.grid.verifiers import Verdict, verify_sudoku
 from gui_envs.schema.errors import ResetNeededError
 from gui_envs.schema.lifecycle import GuardedClose, guarded_reset, guarded_step
 

@@ -21,7 +21,7 @@ from gui_envs.grid.maze_gen import (
     grid_side,
     make_layout,
 )
-from gui_envs.grid.verifiers import verify_maze_path
+from gui_envs.grid.solution_checks import verify_maze_path
 from gui_envs.schema.privileged import privileged_of
 
 
