@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.ground_baselines import string_match_point
+from benchmarks.ground_baselines import string_match_point
 from gui_envs.browser.observation import parse_elements
 from gui_envs.schema.actions import Action
 

@@ -5,6 +5,8 @@ Every import statement of every module counts, at any depth (inside functions, `
 
 * ``rewards`` (pure math) imports no environment (``gui_envs``);
 * ``gui_envs`` imports neither ``agents`` nor ``trainers``;
+* ``agents`` imports neither ``trainers`` nor ``guigym``; ``trainers`` imports no ``guigym`` (the CLI and the
+  experiment runners above the trainers, :mod:`guigym.grpo_compare`);
 * ``gui_envs.android`` imports nothing of ``gui_envs.web``;
 * ``gui_envs.browser`` imports nothing of ``gui_envs.web``, ``gui_envs.android`` or ``gui_envs.tasks``;
   ``gui_envs.tasks`` nothing of ``gui_envs.web`` or ``gui_envs.android``;
@@ -34,6 +36,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "rewards": ("gui_envs", "agents", "trainers", "guigym"),
     "gui_envs": ("agents", "trainers", "guigym"),
     "agents": ("trainers", "guigym"),
+    # experiment runners that train (guigym.grpo_compare) sit above trainers, in the CLI's package
+    "trainers": ("guigym",),
     "gui_envs.android": ("gui_envs.web",),
     "gui_envs.browser": ("gui_envs.web", "gui_envs.android", "gui_envs.tasks"),
     "gui_envs.tasks": ("gui_envs.web", "gui_envs.android"),

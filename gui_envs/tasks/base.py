@@ -172,8 +172,8 @@ class AnswerTask(Task):
         """Every answer this template could have on this seed's data, the reference among them.
 
         What a blind guesser picks from (all conditions, all names, every count from 0 up to the most the app
-        could show): the judge audit (:mod:`gui_envs.judge_audit`) checks that exactly one of them passes and that
-        listing them all at once does not. Privileged: it contains the reference.
+        could show): the judge audit (:mod:`benchmarks.judge_attacks.blind_policies`) checks that exactly one of
+        them passes and that listing them all at once does not. Privileged: it contains the reference.
         """
         raise NotImplementedError
 
