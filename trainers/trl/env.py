@@ -227,7 +227,7 @@ class GuiGymEnvironment:
                 StrategyGraphReward(env, graphs=cfg.graphs, mode="increment"), "graph", lambda: self.episode
             )
         if cfg.action_mode == "text":
-            from trainers.policy import resolve_output_format
+            from trainers.policy_setup import resolve_output_format
 
             self._format = resolve_output_format(cfg.output_format, cfg.env_kwargs)
         self._envs[env_id] = env
