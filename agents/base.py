@@ -49,7 +49,7 @@ class BaseAgent:
 
     def reset(self, instruction: str = "", info: dict[str, Any] | None = None) -> None:
         """Start a new episode. ``info`` is the public part of the env's reset info (task name, ...; never the
-        privileged facts of :mod:`gui_envs.privileged`)."""
+        privileged facts of :mod:`gui_envs.schema.privileged`)."""
 
     def act(self, observation: Any) -> AgentOutput:
         raise NotImplementedError

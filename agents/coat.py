@@ -27,7 +27,7 @@ from agents.parsing import (
 )
 from agents.prompts.coat import TURNS, coat_user_turn
 from agents.prompts.observation import instruction_of, render_history
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 
 @dataclass

@@ -12,9 +12,9 @@
 
 and records every step (prompt, output text, token ids, log-probs, action, reward, info, screenshot, and the
 env's privileged facts about the state the action answered) in the shared
-:class:`~gui_envs.trajectory.Trajectory` format. The agent is handed the observations and, at reset,
-:func:`~gui_envs.privileged.public_info` of the reset info, nothing else: the privileged facts are read for the
-record only (:attr:`~gui_envs.trajectory.Step.privileged`), after the agent has chosen its action.
+:class:`~gui_envs.schema.trajectory.Trajectory` format. The agent is handed the observations and, at reset,
+:func:`~gui_envs.schema.privileged.public_info` of the reset info, nothing else: the privileged facts are read for the
+record only (:attr:`~gui_envs.schema.trajectory.Step.privileged`), after the agent has chosen its action.
 
 Two callers share it: :func:`run_episode` (one env, one episode, an agent that keeps its own episode state)
 and :func:`trainers.rollout.collect_episodes` (many slots, one batched model call per step). Env slots are
@@ -31,10 +31,10 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent, AgentOutput
-from gui_envs.actions import Action
-from gui_envs.privileged import privileged_of, public_info
-from gui_envs.trajectory import Step, Trajectory
-from gui_envs.upcoming import announce
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of, public_info
+from gui_envs.schema.trajectory import Step, Trajectory
+from gui_envs.schema.upcoming import announce
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 
@@ -71,12 +71,12 @@ class EnvWorkers:
         return out
 
     def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Each slot's privileged facts about its current state (:mod:`gui_envs.privileged`)."""
+        """Each slot's privileged facts about its current state (:mod:`gui_envs.schema.privileged`)."""
         raise NotImplementedError
 
     def announce(self, plans: Sequence[Sequence[int | None]]) -> None:
         """Tell each slot its next reset seeds, in order (``plans[i]`` for slot ``i``), so that envs that prepare
-        their starts prepare those (:mod:`gui_envs.upcoming`). Only a hint: by default nothing is done."""
+        their starts prepare those (:mod:`gui_envs.schema.upcoming`). Only a hint: by default nothing is done."""
 
     def close(self) -> None:
         """Release the envs."""
@@ -238,7 +238,7 @@ def run_episode(
         record_screenshots: keep ``observation["screenshot"]`` (GUI envs) or ``env.render()`` (envs with
             ``render_mode="rgb_array"``) in each step, so that saving writes PNGs.
         record_privileged: keep the env's privileged facts about each step's state in
-            :attr:`~gui_envs.trajectory.Step.privileged` (for scoring and trainers; on web and phone envs this
+            :attr:`~gui_envs.schema.trajectory.Step.privileged` (for scoring and trainers; on web and phone envs this
             resolves the oracle's next target once per step).
     """
     (traj,) = play(

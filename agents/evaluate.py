@@ -20,9 +20,9 @@ import gymnasium as gym
 
 from agents.base import Agent
 from agents.episode import run_episode
-from gui_envs.actions import Action
 from gui_envs.offline.scoring import score_step
-from gui_envs.trajectory import Step, Trajectory
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import Step, Trajectory
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

@@ -17,7 +17,7 @@ from agents.base import AgentOutput, BaseAgent
 from agents.generation import Generation, Generator, SamplingParams
 from agents.prompts.formats import GuiR1Format, OutputFormat, PromptContext, TextAnswerFormat, auto_format
 from agents.prompts.observation import instruction_of
-from gui_envs.privileged import public_info
+from gui_envs.schema.privileged import public_info
 
 
 def resolve_format(spec: OutputFormat | str | None) -> OutputFormat | None:

@@ -27,7 +27,7 @@ import numpy as np
 from agents.base import AgentOutput, BaseAgent
 from agents.oracle import OracleAgent
 from agents.prompts.observation import element_list
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 
 class NoisyOracleAgent(BaseAgent):

@@ -8,7 +8,7 @@ import gymnasium as gym
 
 from agents.base import AgentOutput, BaseAgent
 from agents.episode import run_episode
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 
 
 class OracleUnavailableError(TypeError):

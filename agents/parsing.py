@@ -1,4 +1,4 @@
-"""Parse model output into :class:`~gui_envs.actions.Action` records, and write actions back as text.
+"""Parse model output into :class:`~gui_envs.schema.actions.Action` records, and write actions back as text.
 
 Two output formats are understood:
 
@@ -18,8 +18,8 @@ is in **screenshot pixels** ``(x right, y down, origin top-left)``, as the env e
 Nothing here raises on model output: failures come back as a :class:`ParseError` with a stable ``code``
 (``empty``, ``too_long``, ``no_json``, ``invalid_json``, ``not_an_action``, ``invalid_action``,
 ``unknown_action``, ``missing_argument``, ``no_box``, ``no_screen_size``). Every parser runs in time linear
-in its input and refuses text longer than :data:`~gui_envs.actions.MAX_OUTPUT_CHARS` characters
-(``too_long``). The env's own reader (:func:`gui_envs.actions.coerce_action`) takes only JSON; this module is
+in its input and refuses text longer than :data:`~gui_envs.schema.actions.MAX_OUTPUT_CHARS` characters
+(``too_long``). The env's own reader (:func:`gui_envs.schema.actions.coerce_action`) takes only JSON; this module is
 where model text becomes an action.
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gui_envs.actions import (
+from gui_envs.schema.actions import (
     DIRECTIONS,
     MAX_OUTPUT_CHARS,
     POINTER_TYPES,
@@ -41,7 +41,7 @@ from gui_envs.actions import (
     NotAnActionError,
     actions_from_json,
 )
-from gui_envs.json_scan import answer_body, between, first_json
+from gui_envs.schema.json_scan import answer_body, between, first_json
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]
@@ -150,7 +150,7 @@ class ParseError:
 
     Attributes:
         code: a stable machine-readable reason (see the module docstring), e.g. ``empty``, ``too_long`` (over
-            :data:`~gui_envs.actions.MAX_OUTPUT_CHARS`), ``no_json``, ``invalid_json``, ``not_an_action``,
+            :data:`~gui_envs.schema.actions.MAX_OUTPUT_CHARS`), ``no_json``, ``invalid_json``, ``not_an_action``,
             ``invalid_action``.
         message: a human-readable explanation.
         snippet: the part of the text that failed (at most 200 characters).
@@ -183,11 +183,11 @@ def parse_action_text(text: Any) -> ParseResult:
     """Parse model output into actions (points as the model wrote them). Never raises.
 
     Accepts, in order of preference, the content of an ``<answer>`` tag, a fenced code block, or the first
-    JSON object or list in the text (:func:`gui_envs.json_scan.first_json`). The JSON may be a GUI-R1 entry
+    JSON object or list in the text (:func:`gui_envs.schema.json_scan.first_json`). The JSON may be a GUI-R1 entry
     (``{"action": ...}``), a list of them, or a plain action (``{"type": ...}``), read by
-    :func:`gui_envs.actions.actions_from_json`. Python-style single quotes are tolerated.
+    :func:`gui_envs.schema.actions.actions_from_json`. Python-style single quotes are tolerated.
 
-    Runs in time linear in ``len(text)``; text longer than :data:`~gui_envs.actions.MAX_OUTPUT_CHARS`
+    Runs in time linear in ``len(text)``; text longer than :data:`~gui_envs.schema.actions.MAX_OUTPUT_CHARS`
     characters is refused with the error code ``too_long`` without being read.
     """
     try:

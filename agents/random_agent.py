@@ -7,15 +7,15 @@ from typing import Any
 import gymnasium as gym
 
 from agents.base import AgentOutput, BaseAgent
-from gui_envs.action_space import ActionSpace, visible_words
+from gui_envs.schema.action_space import ActionSpace, visible_words
 
 
 class RandomAgent(BaseAgent):
     """Samples the env's action space with its own seeded generator.
 
-    On GUI envs (an :class:`~gui_envs.action_space.ActionSpace`) a sample is a valid random action inside the
+    On GUI envs (an :class:`~gui_envs.schema.action_space.ActionSpace`) a sample is a valid random action inside the
     screenshot: mostly clicks at random pixels, sometimes typing a word read from the current observation's
-    elements, scrolling, going back or stopping (weights in :mod:`gui_envs.action_space`). For text action
+    elements, scrolling, going back or stopping (weights in :mod:`gui_envs.schema.action_space`). For text action
     spaces (the grid answer modes) a sample is random characters, which the env scores as a malformed or wrong
     answer: that is the honest floor for an agent that knows nothing.
     """

@@ -32,11 +32,11 @@ from PIL import Image
 from rich.console import Console
 from rich.table import Table
 
-from gui_envs.actions import Action
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.hierarchy import parse_hierarchy
 from gui_envs.android.simulated import _HIERARCHY_JS, LAUNCHER_PACKAGE, SimulatedPhone
 from gui_envs.android.tasks import TASKS
+from gui_envs.schema.actions import Action
 
 HIERARCHY_P50_TARGET_MS = 20.0
 #: Env step p50 over the same-work floor p50, at most.

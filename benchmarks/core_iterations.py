@@ -54,7 +54,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trainers.grpo_compare import fmt_ci, mean_ci  # noqa: E402
+from guigym.grpo_compare import fmt_ci, mean_ci  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = ROOT / "configs" / "core_tiny.yaml"

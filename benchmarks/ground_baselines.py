@@ -4,13 +4,16 @@ For each env and each instruction style (``describe="structure"``, the default, 
 quotes the target's visible text) this runs, on the same seeded episodes:
 
 - string match: click the centre of the element whose text best matches the instruction
-  (:func:`agents.ground_baselines.string_match_point`);
+  (:func:`string_match_point`);
 - random click: a uniform point in the screenshot;
 - random element: the centre of a uniformly drawn clickable element of the observation;
 - oracle: the centre of the target (a sanity check: 1.0).
 
 and prints the success rate of each (a hit is a click inside the target's box, as the env's reward). A
 grounding benchmark is informative when string matching falls well below 1 with the default instructions.
+
+Each policy maps ``(instruction, elements)`` to a click point in screenshot pixels; the tests' oracle
+helpers reuse the string matcher.
 
 Usage::
 
@@ -20,6 +23,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -28,12 +35,71 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-import gui_envs  # noqa: F401
-from agents.ground_baselines import random_element_point, random_point, string_match_point
-from gui_envs.browser.observation import parse_elements
-from gui_envs.privileged import privileged_of
+# run as a script, the repository root is not on the path (the tests import this file as a module)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gui_envs  # noqa: E402,F401
+from gui_envs.browser.observation import parse_elements  # noqa: E402
+from gui_envs.schema.privileged import privileged_of  # noqa: E402
 
 POLICIES = ("string match", "random click", "random element", "oracle")
+
+# ----- the blind policies ---------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9$.,'&-]+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,") for w in _WORD.findall(text.lower())} - {""}
+
+
+def _centre(el: dict[str, Any]) -> tuple[float, float]:
+    x0, y0, x1, y1 = el["bbox"]
+    return ((x0 + x1) / 2, (y0 + y1) / 2)
+
+
+def string_match_point(instruction: str, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """The centre (pixels) of the element whose text best matches the instruction, or ``None`` if none has text.
+
+    A quoted phrase in the instruction that equals an element's text wins outright; otherwise the score is the
+    share of the element's words that occur in the instruction, ties broken by ``difflib``'s similarity ratio.
+
+    >>> els = [{"text": "Cart", "bbox": [0, 0, 10, 10]}, {"text": "Orders", "bbox": [20, 0, 40, 10]}]
+    >>> string_match_point('click the link "Orders"', els)
+    (30.0, 5.0)
+    """
+    texts = [el for el in elements if el.get("text", "").strip()]
+    if not texts:
+        return None
+    quoted = {q.strip().lower() for q in re.findall(r'"([^"]+)"', instruction)}
+    for el in texts:
+        if el["text"].strip().lower() in quoted:
+            return _centre(el)
+    said = _words(instruction)
+    lowered = instruction.lower()
+
+    def score(el: dict[str, Any]) -> tuple[float, float]:
+        words = _words(el["text"])
+        overlap = len(words & said) / len(words) if words else 0.0
+        return overlap, difflib.SequenceMatcher(None, el["text"].lower(), lowered).ratio()
+
+    return _centre(max(texts, key=score))
+
+
+def random_point(rng: np.random.Generator, size: tuple[int, int]) -> tuple[float, float]:
+    """A uniform point in a ``size`` = ``(width, height)`` screenshot, in pixels."""
+    return (float(rng.uniform(0, size[0])), float(rng.uniform(0, size[1])))
+
+
+def random_element_point(rng: np.random.Generator, elements: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """The centre (pixels) of a uniformly drawn clickable element, or ``None`` when there is none."""
+    clickable = [el for el in elements if el.get("clickable")]
+    if not clickable:
+        return None
+    return _centre(clickable[int(rng.integers(len(clickable)))])
+
+
+# ----- the benchmark ----------------------------------------------------------------------------------------
 
 
 def target_box(env: gym.Env[Any, Any], info: dict[str, Any]) -> list[float]:

@@ -1,9 +1,10 @@
 """Can a blind policy pass a judge? Success of each adversarial policy on every web and phone template.
 
 For every answer, state and infeasible template of the web sites and the simulated phone, over ``--seeds`` task
-seeds, the policies of :mod:`gui_envs.judge_audit` are scored by the template's own judge, evaluated from the
-task object and its seeded state without a browser (the judges read no page; forms are submitted straight to
-the site's handlers, see :mod:`gui_envs.blind_sweep`). Columns (``-`` where a policy does not apply):
+seeds, the policies of :mod:`benchmarks.judge_attacks.blind_policies` are scored by the template's own judge,
+evaluated from the task object and its seeded state without a browser (the judges read no page; forms are
+submitted straight to the site's handlers, see :mod:`benchmarks.judge_attacks.blind_sweep`). Columns (``-``
+where a policy does not apply):
 
 * ``list_all``, ``echo``, ``empty``, ``stop_now``: listing every candidate answer in one answer, echoing the
   instruction, an empty answer, a bare ``stop`` at step 1 with each status. Must be 0.
@@ -36,15 +37,20 @@ Usage: ``python benchmarks/judge_audit.py [--seeds 50] [--oracle-seeds 5] [--no-
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from gui_envs import judge_audit
-from gui_envs.actions import Action
-from gui_envs.errors import ResetNeededError
-from gui_envs.tasks.base import AnswerTask, StateTask
+# run as a script, the repository root is not on the path; the policies live beside this file (benchmarks/)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.judge_attacks import blind_policies  # noqa: E402
+from gui_envs.schema.actions import Action  # noqa: E402
+from gui_envs.schema.errors import ResetNeededError  # noqa: E402
+from gui_envs.tasks.base import AnswerTask, StateTask  # noqa: E402
 
 #: (column, policy) of the stop policies that run on answer and infeasible templates.
 STOP_COLUMNS = (
@@ -69,32 +75,32 @@ def template_rates(family: str, name: str, seeds: range, const_seeds: range) -> 
 
     kind = "state"
     for seed in seeds:
-        task = judge_audit.build_task(family, name, seed)
-        kind = "answer" if judge_audit.is_answer_task(task) else "state" if isinstance(task, StateTask) else "infeasible"
-        wins, episodes = judge_audit.name_reading(family, task)
+        task = blind_policies.build_task(family, name, seed)
+        kind = "answer" if blind_policies.is_answer_task(task) else "state" if isinstance(task, StateTask) else "infeasible"
+        wins, episodes = blind_policies.name_reading(family, task)
         add("name", wins / episodes)
         if kind == "state":
-            task = judge_audit.build_task(family, name, seed)  # name_reading looked around; a fresh episode
-            wins, episodes = judge_audit.play(task, "stop_at_once")
+            task = blind_policies.build_task(family, name, seed)  # name_reading looked around; a fresh episode
+            wins, episodes = blind_policies.play(task, "stop_at_once")
             add("stop_now", wins / episodes)
-            task = judge_audit.build_task(family, name, seed)
-            result = judge_audit.side_effect_sweep(family, task)
+            task = blind_policies.build_task(family, name, seed)
+            result = blind_policies.side_effect_sweep(family, task)
             add("sweep", float(result.success))
             add("items", float(result.items))
             add("sweep_chance", 1.0 / max(result.items, 1))
             continue
-        task = judge_audit.build_task(family, name, seed)
-        add("chance", judge_audit.chance(task))
+        task = blind_policies.build_task(family, name, seed)
+        add("chance", blind_policies.chance(task))
         for column, policy in STOP_COLUMNS:
-            wins, episodes = judge_audit.play(task, policy)
+            wins, episodes = blind_policies.play(task, policy)
             add(column, wins / episodes if episodes else 0.0)
         if kind == "answer":
-            wins, episodes = judge_audit.graph_list(task)
+            wins, episodes = blind_policies.graph_list(task)
             add("graph", wins / episodes)
     if kind == "answer":  # the constant is fitted on other seeds than those it is scored on
         fit = range(10_000, 10_000 + len(const_seeds))
-        rates["const_answer"], rates["const"] = judge_audit.held_out_constant(family, name, fit, const_seeds)  # type: ignore[assignment]
-        rates["const_chance"] = float(np.mean([judge_audit.chance(judge_audit.build_task(family, name, s)) for s in const_seeds]))
+        rates["const_answer"], rates["const"] = blind_policies.held_out_constant(family, name, fit, const_seeds)  # type: ignore[assignment]
+        rates["const_chance"] = float(np.mean([blind_policies.chance(blind_policies.build_task(family, name, s)) for s in const_seeds]))
     rates["kind"] = kind  # type: ignore[assignment]
     return rates
 
@@ -106,10 +112,10 @@ def verdict(rates: dict[str, Any], n: int, n_const: int) -> bool:
     if rates.get("guess", 0.0) > rates.get("chance", 0.0) + 1e-9:
         return False
     chance = rates.get("const_chance", 0.0)
-    if rates.get("const", 0.0) > chance + judge_audit.binomial_slack(chance, n_const) + 1e-9:
+    if rates.get("const", 0.0) > chance + blind_policies.binomial_slack(chance, n_const) + 1e-9:
         return False
     sweep_chance = rates.get("sweep_chance", 0.0)
-    return rates.get("sweep", 0.0) <= sweep_chance + judge_audit.binomial_slack(sweep_chance, n) + 1e-9
+    return rates.get("sweep", 0.0) <= sweep_chance + blind_policies.binomial_slack(sweep_chance, n) + 1e-9
 
 
 def oracle_rate(env: Any, name: str, seeds: range, max_steps: int = 40) -> float:
@@ -169,7 +175,7 @@ def after_termination_rows(seeds: range, families: list[str]) -> list[tuple[str,
     for family in families:
         env = make_env(family)
         try:
-            names = judge_audit.templates_of(family, (AnswerTask,))
+            names = blind_policies.templates_of(family, (AnswerTask,))
             episodes = [{"options": {"task": n, "seed": s}} for n in names for s in seeds[:2]]
             result = after_termination(
                 env, episodes, wrong_stop, lambda e: Action.stop(answer=str(e.privileged()["reference_answer"]))
@@ -200,15 +206,15 @@ def main() -> None:
     parser.add_argument("--const-seeds", type=int, default=50, help="seeds the best constant is scored on (no browser)")
     parser.add_argument("--no-oracle", action="store_true", help="skip the oracle column (no browser needed)")
     parser.add_argument("--quick", action="store_true", help="3 seeds, the oracle on 1, a few state templates")
-    parser.add_argument("--families", nargs="+", default=list(judge_audit.FAMILIES), choices=judge_audit.FAMILIES)
+    parser.add_argument("--families", nargs="+", default=list(blind_policies.FAMILIES), choices=blind_policies.FAMILIES)
     args = parser.parse_args()
     seeds = range(3 if args.quick else args.seeds)
     oracle_seeds = range(1 if args.quick else args.oracle_seeds)
     jobs = [
         (family, name)
         for family in args.families
-        for name in judge_audit.templates_of(family)
-        if not args.quick or name in QUICK_STATE or name in judge_audit.templates(family)
+        for name in blind_policies.templates_of(family)
+        if not args.quick or name in QUICK_STATE or name in blind_policies.templates(family)
     ]
 
     rows: list[tuple[str, str, dict[str, Any], float | None]] = []

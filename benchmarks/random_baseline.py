@@ -1,7 +1,7 @@
 """The random-agent floor: RandomAgent's success rate on each GUI family (the score every agent must beat).
 
 For each family it runs :class:`agents.random_agent.RandomAgent` (valid random actions from the env's
-:class:`~gui_envs.action_space.ActionSpace`: clicks at random pixels, words of the page typed, scrolls, back, stop)
+:class:`~gui_envs.schema.action_space.ActionSpace`: clicks at random pixels, words of the page typed, scrolls, back, stop)
 for ``--episodes`` seeded episodes through :func:`agents.episode.run_episode`, and prints per family the
 success rate, the mean score, the mean episode length (steps) and the share of steps whose ``action_error``
 says the action was malformed (0 by construction; anything else is a bug in the space or the env).

@@ -13,7 +13,7 @@ Each shape runs two ways in the same process, one after the other, on the same s
   with the group's seed (a named reset: built in the foreground) and stepped. This is what ``trainers.grpo``
   ran before announcements (``collect_groups`` over separate envs);
 * **group**: one :class:`~gui_envs.multi.GroupEnv` of ``group_size`` members on one shared Chromium, told the
-  step's seeds ahead (:func:`gui_envs.upcoming.announce`): the first member builds and observes each start
+  step's seeds ahead (:func:`gui_envs.schema.upcoming.announce`): the first member builds and observes each start
   (prepared in the background while the previous group steps), the others copy it.
 
 Columns: start-up (make + first reset, s), the step's env time (all groups: resets and steps, s), and the peak
@@ -42,9 +42,9 @@ from rich.console import Console
 from rich.table import Table
 
 import gui_envs  # noqa: F401  (registers the ids)
-from gui_envs.actions import Action
 from gui_envs.multi import GroupEnv
-from gui_envs.upcoming import announce
+from gui_envs.schema.actions import Action
+from gui_envs.schema.upcoming import announce
 
 #: Scripted clicks (screenshot pixels of a 1280x720 page), one per step: header links, list items, buttons.
 CLICKS = ((640, 360), (120, 30), (400, 250), (900, 420), (300, 600))

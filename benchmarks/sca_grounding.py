@@ -6,7 +6,7 @@ with the variance of the policy gradient measured during training.
   target box for SCA's Prox branch and hits and misses of a mixed group have positions for its Residual branch).
 * **Policy**: the tiny 2-layer Llama with hidden size 128, the same initial weights in every run; only cell letters
   are sampled.
-* **Arms** (:mod:`trainers.grpo_compare`; same loop and hyper-parameters): reward ``binary`` in both;
+* **Arms** (:mod:`guigym.grpo_compare`; same loop and hyper-parameters): reward ``binary`` in both;
   ``grpo``: ``A = (r - mean) / std`` per group; ``sca``: Spatial Credit Assignment (section 4.1: leave-one-out
   Theil-Sen Residual for mixed groups, proximity order for all-miss groups, GRPO otherwise), with
   :class:`rewards.sca_config.SCAConfig`'s defaults. N = 5 rollouts per group (the seed's setting), 8 groups per
@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trainers.grpo_compare import (  # noqa: E402
+from guigym.grpo_compare import (  # noqa: E402
     RunResult,
     Task,
     fmt_ci,

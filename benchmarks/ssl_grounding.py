@@ -9,7 +9,7 @@ on held-out layouts.
   to grade; with 30-48, 88% of targets offer hits in two or more tiers (measured over 2,000 seeds).
 * **Policy**: the tiny 2-layer Llama with hidden size 128 (:func:`agents.tiny_models.build_causal_lm`), the same
   initial weights for every run; only cell letters are sampled (``constrain_answers``).
-* **Arms** (:mod:`trainers.grpo_compare`; the same GRPO loop, N = 8 rollouts per group as in SSL App. B.5, 8 groups
+* **Arms** (:mod:`guigym.grpo_compare`; the same GRPO loop, N = 8 rollouts per group as in SSL App. B.5, 8 groups
   per step, learning rate 1e-3):
   ``binary``: GUI-R1's ``0.8 * hit + 0.2 * format``; ``ssl``: ``C + alpha * S_hat`` with the Gaussian-field tiers
   (App. B.1, K = 4), alpha 0.5 (the top of the paper's 0.1-0.5 sweep) and each zone worth its upper boundary, so
@@ -38,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from trainers.grpo_compare import (  # noqa: E402
+from guigym.grpo_compare import (  # noqa: E402
     ARMS,
     RunResult,
     Task,

@@ -37,7 +37,7 @@ back to back after a step (SB3's loop: the preparation has had only the step's t
 
 Fourth table, announced named resets (issue 28): ``reset(seed=s)`` after a step and :data:`AGENT_THINK_S` of agent
 time on ``GuiWeb-v0`` and ``GuiWebGround-v0`` (1280x720), on an env told its seeds ahead
-(:func:`gui_envs.upcoming.announce`) and on one not told, one reset of each in turn (target: the announced p50 at
+(:func:`gui_envs.schema.upcoming.announce`) and on one not told, one reset of each in turn (target: the announced p50 at
 most :data:`ANNOUNCED_TARGET_MS`).
 
 BrowserGym pins ``playwright==1.44`` (guigym needs a newer one), so it is measured in its own interpreter, run
@@ -78,11 +78,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gui_envs.actions import Action
 from gui_envs.browser import observation
 from gui_envs.browser.chromium import find_chromium, launch_args
 from gui_envs.browser.session import SESSION_FLAGS
 from gui_envs.browser.site import Request, SiteState
+from gui_envs.schema.actions import Action
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.sites.shop import ShopSite
 
@@ -313,12 +313,12 @@ ANNOUNCED_IDS = {"GuiWeb-v0": Action.click(1200, 700), "GuiWebGround-v0": Action
 
 def announced(n: int, think: float = AGENT_THINK_S) -> dict[str, dict[str, list[float]]]:
     """Milliseconds per ``reset(seed=s)`` after a step and ``think`` seconds of agent time, on two envs of each id:
-    one told its seeds ahead (:func:`gui_envs.upcoming.announce`, as GRPO's rollouts and ``GroupEnv`` do), one not;
+    one told its seeds ahead (:func:`gui_envs.schema.upcoming.announce`, as GRPO's rollouts and ``GroupEnv`` do), one not;
     one reset of each in turn, so that both see the same machine load."""
     import gymnasium as gym
 
     import gui_envs  # noqa: F401  (registers the ids)
-    from gui_envs.upcoming import announce
+    from gui_envs.schema.upcoming import announce
 
     out: dict[str, dict[str, list[float]]] = {}
     for env_id, action in ANNOUNCED_IDS.items():

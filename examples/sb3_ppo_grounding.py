@@ -4,7 +4,7 @@
     python examples/sb3_ppo_grounding.py --env GuiAndroidGround-Box-v0
     python examples/sb3_ppo_grounding.py --quick                      # 2 x 8 steps, the CI check
 
-No wrapper is written here: the ``-Box-v0`` ids (:mod:`gui_envs.box_ids`) register box-mode grounding with
+No wrapper is written here: the ``-Box-v0`` ids (:mod:`gui_envs.tasks.sb3_grounding`) register box-mode grounding with
 the click normalised to ``[-1, 1]^2``, a quarter-size screenshot with the instruction banner, and the reward
 named by ``reward=`` (``ssl``: SSL's ``C + alpha * S_hat`` over Gaussian-field zones, seed 000 section 3.2).
 One step is one episode (one click, a new page each reset). A CNN reading the instruction from pixels is a

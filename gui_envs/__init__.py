@@ -1,6 +1,6 @@
 """guigym environments. Importing this package registers every environment id with gymnasium."""
 
-from gui_envs.registration import ENV_DESCRIPTIONS, guigym_env_ids, register_env
+from gui_envs.schema.registration import ENV_DESCRIPTIONS, guigym_env_ids, register_env
 
 __version__ = "0.1.0"
 
@@ -106,13 +106,13 @@ register_env(
 # ----- grounding for image RL policies (SB3 PPO) without a user wrapper: normalised Box clicks, small images ------
 register_env(
     "GuiWebGround-Box-v0",
-    "gui_envs.box_ids:make_box_ground",
+    "gui_envs.tasks.sb3_grounding:make_box_ground",
     "GuiWebGround-v0 for SB3: (H/4, W/4, 3) image with the instruction banner, click in [-1, 1]^2; reward= binary/ssl.",
     kwargs={"base_id": "GuiWebGround-v0", "viewport": (640, 400)},
 )
 register_env(
     "GuiAndroidGround-Box-v0",
-    "gui_envs.box_ids:make_box_ground",
+    "gui_envs.tasks.sb3_grounding:make_box_ground",
     "GuiAndroidGround-v0 for SB3: (200, 90, 3) phone image with the instruction banner, tap in [-1, 1]^2; reward=.",
     kwargs={"base_id": "GuiAndroidGround-v0"},
 )

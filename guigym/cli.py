@@ -186,7 +186,7 @@ def _run(
         console.print(f"episode {i}: trajectory saved to {folder}", soft_wrap=True)
     if saved:
         console.print(
-            f"replay: `guigym report {record}` (HTML + GIFs) or `python -m gui_envs.episode_gif {saved[0]} ep.gif`",
+            f"replay: `guigym report {record}` (HTML + GIFs) or `python -m guigym.episode_gif {saved[0]} ep.gif`",
             soft_wrap=True,
         )
 

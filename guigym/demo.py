@@ -10,7 +10,7 @@ Six stages, each printed as it runs and timed, then a summary table; everything 
    behaviour cloning, and one iteration of sampling, verifying, graph expansion and task extrapolation, with the
    scripted noisy oracle sampling beside the model (a random model solves nothing, so only it makes graphs grow);
 4. **grpo**: GRPO with the ``ssl`` reward (seed 000) against ``binary`` on ``ClickBox-v0`` (layouts drawn per seed)
-   with a wider tiny model (:mod:`trainers.grpo_compare`): held-out greedy success on layouts never trained on,
+   with a wider tiny model (:mod:`guigym.grpo_compare`): held-out greedy success on layouts never trained on,
    the mean over seeds with a 95% band per reward;
 5. **eval**: ``GuiOffline-v0``'s bundled fixtures scored Type / GR / SR (seed 000 sec. 4.1) for the oracle and a
    random agent;
@@ -194,7 +194,7 @@ def _core(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple
 
 def _grpo(config: DemoConfig, out: Path, console: Console) -> tuple[str, dict[str, Any]]:
     from agents.tiny_models import build_causal_lm
-    from trainers.grpo_compare import Task, compare, curves, mean_ci, plot_heldout, save_curves
+    from guigym.grpo_compare import Task, compare, curves, mean_ci, plot_heldout, save_curves
 
     # ClickBox needs the wider tiny model (hidden 128); the task is benchmarks/ssl_grounding.py's, cut down.
     model = build_causal_lm(out / "work" / "tiny-llama-128", hidden_size=128)

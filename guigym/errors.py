@@ -51,9 +51,9 @@ def check_config_model(model: str) -> None:
 def _user_error_types() -> tuple[type[BaseException], ...]:
     """The named user errors of every layer; imported here so a missing extra only drops its own classes."""
     from agents.oracle import OracleUnavailableError
-    from gui_envs.errors import EnvClosedError, ResetNeededError, ResetOptionsError
     from gui_envs.grid.errors import GridConfigError
     from gui_envs.offline.readers import OfflineDatasetError
+    from gui_envs.schema.errors import EnvClosedError, ResetNeededError, ResetOptionsError
     from gui_envs.tasks.base import UnknownTaskError
 
     found: list[type[BaseException]] = [

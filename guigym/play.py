@@ -25,7 +25,7 @@ from typing import Any, TextIO
 import gymnasium as gym
 import numpy as np
 
-from gui_envs.privileged import public_info
+from gui_envs.schema.privileged import public_info
 
 HELP = (
     "actions: click ID | click X Y | type ID TEXT | press KEY | scroll up|down | back | stop [ANSWER] | "

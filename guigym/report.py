@@ -2,7 +2,7 @@
 
 The page embeds every image as a data URI, so it can be mailed or attached as one file. It shows, for each
 trajectory folder found under ``RUN_DIR`` (any folder holding ``trajectory.jsonl``): the instruction, the
-verdict and return, the episode GIF (:mod:`gui_envs.episode_gif`), and per step the screenshot with a red
+verdict and return, the episode GIF (:mod:`guigym.episode_gif`), and per step the screenshot with a red
 marker where the action pointed, the model's text, the action, the reward and the step's verdict. Strategy
 graphs (``*graph*.json`` files of :class:`gui_envs.verifiers.graph.StrategyGraph`) are drawn, and training logs
 (``metrics.jsonl`` of the GRPO / SFT trainers) are plotted as curves. A caller such as ``guigym demo`` can add
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.episode_gif import MARKER_PX, _point_of, trajectory_to_gif
-from gui_envs.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
+from gui_envs.schema.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
+from guigym.episode_gif import MARKER_PX, _point_of, trajectory_to_gif
 
 #: Screenshots wider or taller than this (pixels) are scaled down in the page.
 THUMB_PX = 480
@@ -176,7 +176,7 @@ def episode_summary(trajectories: Sequence[Trajectory]) -> list[str]:
     oracle's episodes labelled as demonstrations, so that a page of oracle recordings never reads as a learnt
     policy's success.
 
-    >>> from gui_envs.trajectory import Trajectory
+    >>> from gui_envs.schema.trajectory import Trajectory
     >>> t = Trajectory("open the note", metadata={"agent": "oracle"})
     >>> t.success = True
     >>> episode_summary([t, t])

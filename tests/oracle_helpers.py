@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.ground_baselines import string_match_point
-from gui_envs.actions import Action
+from benchmarks.ground_baselines import string_match_point
 from gui_envs.browser.observation import parse_elements
+from gui_envs.schema.actions import Action
 
 
 def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[float, dict]:

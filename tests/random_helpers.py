@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 
 from agents import RandomAgent
-from gui_envs.actions import coerce_action
+from gui_envs.schema.actions import coerce_action
 
 #: How ``coerce_action`` (the only parse and validation step an env runs) begins its messages; every other
 #: ``action_error`` is the env's verdict on a well-formed action ("no text field has focus", ...).

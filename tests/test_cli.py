@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from gui_envs.trajectory import load_trajectories
+from gui_envs.schema.trajectory import load_trajectories
 from guigym.cli import app
 
 runner = CliRunner()

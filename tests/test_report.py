@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gui_envs.browser.session import BrowserSession, SessionHandles
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 from gui_envs.verifiers.graph import StrategyGraph
 from guigym.cli import app
 from guigym.report import ReportError, episode_summary, write_report

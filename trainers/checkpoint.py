@@ -37,10 +37,10 @@ pointer file is replaced atomically, so a crash at any instant leaves either the
 new one, never half of one.
 
 **Temporary folders.** The folder being written is ``.tmp-checkpoint-<step>-<host>-<pid>-<random>``
-(:func:`gui_envs.atomic_folder.temp_name`, the mechanism trajectories use). A save killed half-way leaves it
+(:func:`gui_envs.schema.atomic_folder.temp_name`, the mechanism trajectories use). A save killed half-way leaves it
 behind; it is removed by :func:`clean_checkpoint_dir`, which :func:`save_checkpoint` and
 :func:`latest_checkpoint` (so every resume) run first, once it is stale: its writer's pid no longer runs on
-this host, or it is older than :data:`~gui_envs.atomic_folder.STALE_AFTER_S` (an hour: the rule for another
+this host, or it is older than :data:`~gui_envs.schema.atomic_folder.STALE_AFTER_S` (an hour: the rule for another
 host's folders and for the ``.tmp-checkpoint-<step>-<pid>`` names of earlier versions). A live writer's folder
 is never touched. A save that fails (a full disk...) removes its own folder and raises
 :class:`CheckpointSaveError` naming the file and the cause; the previous checkpoint stays the latest.
@@ -59,7 +59,7 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from gui_envs.atomic_folder import clean_stale_temporaries, install_folder, temp_name
+from gui_envs.schema.atomic_folder import clean_stale_temporaries, install_folder, temp_name
 
 # accelerate's names (accelerate.utils.constants: OPTIMIZER_NAME, SCHEDULER_NAME, RNG_STATE_NAME, SAFE_WEIGHTS_NAME;
 # tests check they still agree), spelled out so that reading a checkpoint does not import accelerate.

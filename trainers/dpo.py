@@ -39,16 +39,9 @@ from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.config_io import ConfigError
 from trainers.dpo_config import DPOConfig
 from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
+from trainers.logprobs import completion_logprobs, encode_batch, prompt_lengths, split_by_tokens
 from trainers.optim import adamw_with_warmup, epoch_rows, resume_latest, step_accumulated
-from trainers.policy import (
-    apply_lora,
-    completion_logprobs,
-    enable_activation_checkpointing,
-    encode_batch,
-    prompt_lengths,
-    resolve_output_format,
-    split_by_tokens,
-)
+from trainers.policy_setup import apply_lora, enable_activation_checkpointing, resolve_output_format
 from trainers.precision import merge_lora
 from trainers.run_log import RunLog, plot_curve
 
@@ -153,7 +146,7 @@ def pair_logps(
     """Summed log-probs of the chosen and rejected completions, ``(B,)`` each, and the chosen lengths ``(B,)``.
 
     Chosen and rejected go through one forward pass of ``2B`` rows (prompt, then completion); gradients flow
-    unless called under ``torch.no_grad``. ``chunk_size``: see :func:`trainers.policy.completion_logprobs`.
+    unless called under ``torch.no_grad``. ``chunk_size``: see :func:`trainers.logprobs.completion_logprobs`.
     """
     prompts = [prompt_text(gen, p.prompt) for p in pairs]
     comps = [completion_ids(gen, p.chosen) for p in pairs] + [completion_ids(gen, p.rejected) for p in pairs]
@@ -182,7 +175,7 @@ def pair_micro_batches(gen: Any, pairs: Sequence[PairSample], budget: int) -> li
     rejected rows counted together and never separated.
 
     A micro-batch of pairs ``R`` is encoded as ``2|R|`` rows padded to its longest prompt and longest chosen or
-    rejected completion, so it costs ``2 |R| (P + T)``: :func:`trainers.policy.split_by_tokens` over pairs, each
+    rejected completion, so it costs ``2 |R| (P + T)``: :func:`trainers.logprobs.split_by_tokens` over pairs, each
     pair's completion length its longer side's, at half the budget.
     """
     rows = list(range(len(pairs)))
@@ -232,7 +225,7 @@ def pair_margins(
     model: Any, gen: Any, pairs: Sequence[PairSample], batch_size: int = 16, chunk_size: int = 0
 ) -> np.ndarray:
     """``log pi(y+ | x) - log pi(y- | x)`` of each pair (nats), without gradients; for held-out checks.
-    ``chunk_size``: see :func:`trainers.policy.completion_logprobs`."""
+    ``chunk_size``: see :func:`trainers.logprobs.completion_logprobs`."""
     out = []
     with torch.no_grad():
         for k in range(0, len(pairs), batch_size):
@@ -257,7 +250,7 @@ def pair_stats(
     Args:
         ref_logps: the reference's summed chosen and rejected log-probs, ``(P,)`` each (:func:`reference_logps`,
             computed once: the reference is frozen).
-        chunk_size: see :func:`trainers.policy.completion_logprobs`.
+        chunk_size: see :func:`trainers.logprobs.completion_logprobs`.
     """
     training = bool(model.training)
     model.eval()

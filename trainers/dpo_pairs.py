@@ -17,7 +17,7 @@ import gui_envs  # noqa: F401  (registers ClickBox-v0)
 from agents.prompts.box import BoxFormat
 from agents.prompts.formats import PromptContext
 from agents.prompts.observation import element_list
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 from trainers.dpo import PairSample, export_pairs
 
 

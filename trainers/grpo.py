@@ -35,7 +35,7 @@ import torch
 
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.reward_wrappers import with_reward
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 from trainers.advantages import GroupBatch, get_estimator
 from trainers.checkpoint import (
     clean_checkpoint_dir,
@@ -49,15 +49,10 @@ from trainers.checkpoint import (
 from trainers.config_io import ConfigError
 from trainers.grpo_config import GRPOConfig
 from trainers.heldout import EVAL_KEYS, evaluate
+from trainers.logprobs import completion_logprobs, encode_batch, split_by_tokens
 from trainers.memory_plan import check_memory_plan
 from trainers.optim import adamw_with_warmup
-from trainers.policy import (
-    apply_lora,
-    completion_logprobs,
-    encode_batch,
-    resolve_output_format,
-    split_by_tokens,
-)
+from trainers.policy_setup import apply_lora, resolve_output_format
 from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs

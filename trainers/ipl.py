@@ -45,9 +45,9 @@ from agents.generation import SamplingParams
 from agents.parsing import NORM_1000, PIXELS, format_box, format_coat, screen_size_of
 from agents.prompts.coat import coat_user_turn
 from agents.prompts.observation import render_history
-from gui_envs.actions import Action, InvalidActionError
-from gui_envs.atomic_folder import install_folder, temp_name
-from gui_envs.trajectory import Trajectory, load_trajectories
+from gui_envs.schema.actions import Action, InvalidActionError
+from gui_envs.schema.atomic_folder import install_folder, temp_name
+from gui_envs.schema.trajectory import Trajectory, load_trajectories
 from rewards.ipl import TreeNode, classify_tree, leaf_value, preference_pairs
 from rewards.steps import CLICK_TYPES, StepPrediction, StepTarget
 from trainers.dpo import (

@@ -3,7 +3,7 @@
 ``collect_episodes`` runs one episode in each env slot, multi-turn, until every slot is done, through the
 episode loop shared with :func:`agents.episode.run_episode` (:func:`agents.episode.play`: one batched
 ``act_batch`` call per step, the privileged facts read before each step, every step recorded in the shared
-:class:`~gui_envs.trajectory.Trajectory` format). ``collect_groups`` schedules ``group_size`` rollouts of each
+:class:`~gui_envs.schema.trajectory.Trajectory` format). ``collect_groups`` schedules ``group_size`` rollouts of each
 ``(env, seed)`` over the slots (a GRPO group = N rollouts from the same initial state) and returns them grouped.
 
 Env slots come from a list of envs (:class:`ListWorkers`), a gymnasium vector env (:class:`VectorWorkers`) or
@@ -25,9 +25,9 @@ import numpy as np
 
 from agents.base import Agent
 from agents.episode import EnvWorkers, ListWorkers, StepResult, play
-from gui_envs.privileged import privileged_of, privileged_of_vector
-from gui_envs.trajectory import Trajectory, save_trajectories
-from gui_envs.upcoming import announce
+from gui_envs.schema.privileged import privileged_of, privileged_of_vector
+from gui_envs.schema.trajectory import Trajectory, save_trajectories
+from gui_envs.schema.upcoming import announce
 
 
 @dataclass
@@ -39,9 +39,9 @@ class RolloutConfig:
         record_screenshots: keep each step's screenshot (observation ``screenshot`` or ``render()``), so
             saved trajectories get PNGs.
         progress: show a tqdm bar (steps taken across all slots).
-        save_dir: save every finished trajectory here (atomic folders; see ``gui_envs.trajectory``).
+        save_dir: save every finished trajectory here (atomic folders; see ``gui_envs.schema.trajectory``).
         record_privileged: keep each step's privileged facts (target box, reference answer; see
-            :mod:`gui_envs.privileged`) in ``Step.privileged``, for rewards and credit assignment such as SCA.
+            :mod:`gui_envs.schema.privileged`) in ``Step.privileged``, for rewards and credit assignment such as SCA.
             Never shown to the agent.
     """
 
@@ -107,7 +107,7 @@ def collect_groups(
     workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
     run = uuid.uuid4().hex[:8]
     jobs = [(s, k) for s in seeds for k in range(group_size)]
-    # Each slot's resets, told ahead: a browser env prepares its next one while the others play (gui_envs.upcoming).
+    # Each slot's resets, told ahead: a browser env prepares its next one while the others play (gui_envs.schema.upcoming).
     workers.announce(group_plans(seeds, group_size, workers.num_envs))
     out: dict[int, list[Trajectory]] = {s: [] for s in seeds}
     for start in range(0, len(jobs), workers.num_envs):

@@ -31,21 +31,14 @@ import torch
 from agents.lm_agent import resolve_format
 from agents.prompts.formats import GuiR1Format, PromptContext, auto_format
 from agents.prompts.observation import instruction_of
-from gui_envs.actions import Action
-from gui_envs.trajectory import Trajectory, load_trajectories
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import Trajectory, load_trajectories
 from trainers.checkpoint import clean_checkpoint_dir, save_checkpoint
 from trainers.config_io import ConfigError
 from trainers.heldout import EVAL_KEYS, EnvHeldOut, check_no_overlap, due
+from trainers.logprobs import completion_logprobs, encode_batch, prompt_lengths, split_by_tokens
 from trainers.optim import adamw_with_warmup, epoch_rows, resume_latest, step_accumulated
-from trainers.policy import (
-    apply_lora,
-    completion_logprobs,
-    enable_activation_checkpointing,
-    encode_batch,
-    prompt_lengths,
-    resolve_output_format,
-    split_by_tokens,
-)
+from trainers.policy_setup import apply_lora, enable_activation_checkpointing, resolve_output_format
 from trainers.run_log import RunLog, plot_curve
 from trainers.sft_config import SFTConfig
 
@@ -187,10 +180,10 @@ def sft_backward(
     parameters' ``.grad`` (added to what is there), micro-batch by micro-batch; returns ``loss`` and ``token_acc``
     (share of answer tokens given probability > 0.5).
 
-    With ``micro_batch_tokens`` > 0 the rows are cut by :func:`trainers.policy.split_by_tokens` (each encoded on
+    With ``micro_batch_tokens`` > 0 the rows are cut by :func:`trainers.logprobs.split_by_tokens` (each encoded on
     its own) and each micro-batch's summed log-likelihood is divided by the whole batch's answer token count
     ``N``: the summed gradients are the gradient of ``L`` in one pass. ``logprob_chunk_size``: see
-    :func:`trainers.policy.completion_logprobs`.
+    :func:`trainers.logprobs.completion_logprobs`.
     """
     n_tok = sum(len(a) for a in answers)  # N: the denominator of the token mean, over the whole batch
     rows = list(range(len(prompts)))

@@ -18,7 +18,7 @@ from typing import Any
 from agents.parsing import ParseError
 from agents.prompts.formats import Conversation, PromptContext
 from agents.prompts.observation import element_list
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 #: Cell names in reading order (left to right, top to bottom). Upper case, so that no letter of the instruction's
 #: words ("click the box ...") reads as a cell.

@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.parsing import ParseError
 from agents.prompts.formats import Conversation, PromptContext
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 #: Cell labels in reading order (the same as ``gui_envs.grid.click_grid.LABELS``).
 LABELS = "abcdefghi"

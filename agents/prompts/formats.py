@@ -1,7 +1,7 @@
 """Output formats: how to ask a model for an action, and how to read its answer back.
 
 An :class:`OutputFormat` turns a :class:`PromptContext` into chat messages and a completion into an env
-action. :class:`GuiR1Format` serves GUI envs (the action is an :class:`~gui_envs.actions.Action` in
+action. :class:`GuiR1Format` serves GUI envs (the action is an :class:`~gui_envs.schema.actions.Action` in
 screenshot pixels); :class:`TextAnswerFormat` serves envs whose action is free text (the grid envs' answer
 modes), passing the model's answer through for the env's own parser to judge.
 """
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from agents.parsing import PIXELS, CoordinateFrame, ParseError, parse_gui_r1, screen_size_of
 from agents.prompts.gui_r1 import gui_r1_messages, vocabulary
 from agents.prompts.observation import is_gui_observation, render_history, render_observation_text
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 Conversation = list[dict[str, Any]]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gui_envs.actions import ACTION_TYPES
+from gui_envs.schema.actions import ACTION_TYPES
 
 #: Action names each benchmark lets the model choose from. Every name is one that
-#: :meth:`gui_envs.actions.Action.from_gui_r1` reads (aliases such as ``press_enter`` included).
+#: :meth:`gui_envs.schema.actions.Action.from_gui_r1` reads (aliases such as ``press_enter`` included).
 ACTION_VOCABULARIES: dict[str, tuple[str, ...]] = {
     "default": ACTION_TYPES,
     "grounding": ("click",),  # ScreenSpot / ScreenSpot-Pro

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action
 from gui_envs.android import executor
 from gui_envs.android.backend import DeviceActionError, DeviceBackend, DeviceTimeoutError
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy, public_elements
 from gui_envs.android.tasks import TASKS, PhoneState
 from gui_envs.android.tasks.base import PhoneView, Target
 from gui_envs.browser.observation import fit_frame, screen_observation, screen_spaces
+from gui_envs.schema.actions import Action
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import phone_record

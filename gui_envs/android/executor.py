@@ -10,9 +10,9 @@ from __future__ import annotations
 import difflib
 import time
 
-from gui_envs.actions import POINTER_TYPES, Action
 from gui_envs.android.backend import DeviceBackend
 from gui_envs.android.hierarchy import UIElement
+from gui_envs.schema.actions import POINTER_TYPES, Action
 
 
 def find(elements: list[UIElement], element_id: str) -> UIElement | None:

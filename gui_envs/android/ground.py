@@ -9,12 +9,12 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.action_space import ActionSpace
-from gui_envs.actions import Action, coerce_action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.android.hierarchy import UIElement
-from gui_envs.errors import ResetNeededError
-from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.tasks.grounding import (
     BANNER_PX,
     box_action_space,
@@ -166,7 +166,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
 
     **Reward**: 1.0 when the tap lies inside the target's bbox, else 0.0 (binary, as in grounding benchmarks).
     ``privileged()["target_bbox"]`` = ``[x0, y0, x1, y1]`` screenshot pixels, for SSL-style shaping wrappers
-    (the target never appears in ``info``; see :mod:`gui_envs.privileged`). The tap
+    (the target never appears in ``info``; see :mod:`gui_envs.schema.privileged`). The tap
     is not performed unless ``perform_click=True``.
 
     Version history: v0, initial release; ``describe`` added (default ``"structure"``; ``"text"`` keeps the
@@ -321,7 +321,7 @@ class GuiAndroidGroundEnv(PhoneEnvBase):
         return [round(v * self.scale) for v in self.target.bbox]
 
     def privileged(self) -> dict[str, Any]:
-        """``target_bbox`` (screenshot pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
+        """``target_bbox`` (screenshot pixels) and ``target_element`` (see :mod:`gui_envs.schema.privileged`)."""
         if self.target is None:
             raise ResetNeededError("call reset() first")
         return {

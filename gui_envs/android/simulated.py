@@ -22,7 +22,7 @@ What makes it a phone rather than a web page:
 * **touch**: a swipe drags seek bars and otherwise scrolls the view under the finger, content following the
   finger; a long press holds for ``duration`` seconds (rows with a long-press menu open it after 0.5 s).
   Touch points are clamped to the screen (a finger cannot leave the glass) and a scroll moves at most
-  :data:`~gui_envs.actions.MAX_SCROLL_AMOUNT`, so no argument can stall Chromium.
+  :data:`~gui_envs.schema.actions.MAX_SCROLL_AMOUNT`, so no argument can stall Chromium.
 * **robustness**: an app handler that fails answers a 500 page (listed by :meth:`SimulatedPhone.take_server_errors`);
   a Playwright error that is not a crash is a :class:`~gui_envs.android.backend.DeviceActionError`.
 """
@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.actions import MAX_SCROLL_AMOUNT
 from gui_envs.android.apps import default_apps
 from gui_envs.android.apps.base import PhoneApp
 from gui_envs.android.backend import KEYS, DeviceActionError, DeviceBackend, DeviceError, DeviceTimeoutError
@@ -48,6 +47,7 @@ from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.session import BrowserCrashedError, BrowserTimeoutError, SessionHandles
 from gui_envs.browser.shared import SharedBrowser
 from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.schema.actions import MAX_SCROLL_AMOUNT
 
 logger = logging.getLogger(__name__)
 

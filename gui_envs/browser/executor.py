@@ -34,9 +34,9 @@ import urllib.parse
 from collections.abc import Callable, Collection
 from typing import Any
 
-from gui_envs.actions import MAX_SCROLL_AMOUNT, Action
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.session import BrowserTimeoutError
+from gui_envs.schema.actions import MAX_SCROLL_AMOUNT, Action
 
 MAX_WAIT_S = 5.0
 #: Text up to this many characters is typed key by key (key events, Enter presses); longer text is inserted.

@@ -13,12 +13,12 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from gui_envs.actions import Action
 from gui_envs.browser import executor
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import BrowserSession, BrowserTimeoutError, SessionHandles
 from gui_envs.browser.shared import ContextSession, SharedBrowser
+from gui_envs.schema.actions import Action
 
 #: ``observe(page) -> (view, image bytes)``, run in the browser thread.
 Observe = Callable[[Any], tuple[PageView, bytes]]

@@ -32,8 +32,8 @@ from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
-from gui_envs.lifecycle import check_reset_options, guarded_reset, is_closed
-from gui_envs.upcoming import Upcoming, UpcomingResets
+from gui_envs.schema.lifecycle import check_reset_options, guarded_reset, is_closed
+from gui_envs.schema.upcoming import Upcoming, UpcomingResets
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
 Build = Callable[[Any], tuple[Any, str]]

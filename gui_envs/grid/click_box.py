@@ -16,8 +16,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
-from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
 #: What the instruction names the target by: its label (listed in ``elements``) or its colour (seen in pixels).
 TARGET_BY = ("label", "colour")
@@ -70,7 +70,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Action
 
-    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, text (JSON or GUI-R1) or an
+    An :class:`~gui_envs.schema.actions.Action` in screenshot pixels, its dict form, text (JSON or GUI-R1) or an
     ``(x, y)`` pair. Only a click's ``point`` is graded; any other action, or a malformed one, is a miss
     (``info["action_error"]`` says why for malformed ones; nothing raises).
 
@@ -85,7 +85,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     Terminates after the one step.
 
-    ## Privileged (:mod:`gui_envs.privileged`)
+    ## Privileged (:mod:`gui_envs.schema.privileged`)
 
     ``target_bbox``: ``[x0, y0, x1, y1]`` pixels of the target box (inclusive); ``target_element``: its ``id``
     in ``elements``. The reward wrappers (``ssl``, ``binary``, ``continuous``) and SCA read the box from there.

@@ -14,8 +14,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action, coerce_action
-from gui_envs.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
 #: Cell labels in reading order.
 LABELS = "abcdefghi"
@@ -39,7 +39,7 @@ class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Action
 
-    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or text (JSON or GUI-R1). Only
+    An :class:`~gui_envs.schema.actions.Action` in screenshot pixels, its dict form, or text (JSON or GUI-R1). Only
     the click's ``point`` is graded; any other action, or a malformed one, is a miss (``info["action_error"]``
     says why for malformed ones; nothing raises).
 
@@ -51,7 +51,7 @@ class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     Terminates after the one step.
 
-    ## Privileged (:mod:`gui_envs.privileged`)
+    ## Privileged (:mod:`gui_envs.schema.privileged`)
 
     ``target_bbox``: ``[x0, y0, x1, y1]`` pixels of the target cell (inclusive); ``target_element``: its
     number ``k`` (1-based; letter ``LABELS[k - 1]``). The reward wrappers (``ssl``, ``binary``, ``continuous``) and SCA read the box from there.

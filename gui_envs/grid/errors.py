@@ -6,7 +6,7 @@ for the person configuring an environment: each message says what was wrong and 
 
 from __future__ import annotations
 
-from gui_envs.errors import UnknownTaskError
+from gui_envs.schema.errors import UnknownTaskError
 
 
 class GridConfigError(ValueError):
@@ -15,7 +15,7 @@ class GridConfigError(ValueError):
 
 class UnknownArcTaskError(GridConfigError, UnknownTaskError):
     """An ARC ``task_id`` (argument or reset option) names no task of the source and split; the message lists close
-    ids. Both a :class:`GridConfigError` and the :class:`~gui_envs.errors.UnknownTaskError` every env raises for an
+    ids. Both a :class:`GridConfigError` and the :class:`~gui_envs.schema.errors.UnknownTaskError` every env raises for an
     unknown task."""
 
 

@@ -11,7 +11,6 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from gui_envs.errors import ResetNeededError, safe_repr
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.maze_gen import (
     AGENT,
@@ -26,8 +25,9 @@ from gui_envs.grid.maze_gen import (
 )
 from gui_envs.grid.parsing import parse_maze_answer, path_to_text
 from gui_envs.grid.render import MAZE_PALETTE, grid_to_rgb, text_space
-from gui_envs.grid.verifiers import Verdict, verify_maze_path
-from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
+from gui_envs.grid.solution_checks import Verdict, verify_maze_path
+from gui_envs.schema.errors import ResetNeededError, safe_repr
+from gui_envs.schema.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 MazeObs = dict[str, Any] | NDArray[np.uint8]
 MazeAction = str | int | np.integer | NDArray[Any] | Sequence[Sequence[int]]
@@ -265,7 +265,7 @@ class MazeEnv(GuardedClose, gym.Env[MazeObs, MazeAction]):
         return info
 
     def privileged(self) -> dict[str, Any]:
-        """The reference solution and, in navigate mode, the distance left (see :mod:`gui_envs.privileged`).
+        """The reference solution and, in navigate mode, the distance left (see :mod:`gui_envs.schema.privileged`).
 
         ``solution_path`` (tuple of (row, col), start -> goal), ``solution_grid`` ((H, W) uint8, the path's
         squares set to 4); navigate adds ``distance_to_goal`` (moves along the maze) and ``progress``

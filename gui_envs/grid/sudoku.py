@@ -9,13 +9,13 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from gui_envs.errors import ResetNeededError
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.parsing import parse_grid_action
 from gui_envs.grid.render import digits_to_text, sudoku_board_rgb, text_space
+from gui_envs.grid.solution_checks import Verdict, verify_sudoku
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, generate_sudoku
-from gui_envs.grid.verifiers import Verdict, verify_sudoku
-from gui_envs.lifecycle import GuardedClose, guarded_reset, guarded_step
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 SudokuObs = dict[str, Any]
 SudokuAction = str | NDArray[Any] | list[list[int]]
@@ -146,7 +146,7 @@ class SudokuEnv(GuardedClose, gym.Env[SudokuObs, SudokuAction]):
         return {"puzzle_grid": puzzle.copy()}
 
     def privileged(self) -> dict[str, Any]:
-        """``solution_grid``: the unique solution, (9, 9) uint8 (see :mod:`gui_envs.privileged`)."""
+        """``solution_grid``: the unique solution, (9, 9) uint8 (see :mod:`gui_envs.schema.privileged`)."""
         _, solution = self._require_puzzle()
         return {"solution_grid": solution.copy()}
 

@@ -15,10 +15,10 @@ import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from gui_envs.lifecycle import guarded_close, guarded_reset, guarded_step
-from gui_envs.privileged import privileged_of, public_info
 from gui_envs.reward_wrappers import action_point, as_action, with_reward
-from gui_envs.upcoming import Upcoming, announce
+from gui_envs.schema.lifecycle import guarded_close, guarded_reset, guarded_step
+from gui_envs.schema.privileged import privileged_of, public_info
+from gui_envs.schema.upcoming import Upcoming, announce
 from rewards.advantage import group_advantage
 from rewards.sca import SCAConfig, spatial_credit
 
@@ -35,7 +35,7 @@ def _accepts_shared_browser(env_id: str, env_kwargs: dict[str, Any]) -> bool:
     the simulated phone); looked up from the registration, so nothing is built to find out."""
     spec = gym.spec(env_id)
     entry = spec.entry_point
-    if entry == "gui_envs.box_ids:make_box_ground":  # the -Box-v0 ids pass their arguments to the base id
+    if entry == "gui_envs.tasks.sb3_grounding:make_box_ground":  # the -Box-v0 ids pass their arguments to the base id
         return _accepts_shared_browser(str(spec.kwargs["base_id"]), env_kwargs)
     if not isinstance(entry, str) or not entry.startswith(("gui_envs.web.", "gui_envs.android.")):
         return False

@@ -13,7 +13,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from gui_envs.actions import DIRECTIONS, Action
 from gui_envs.offline.records import (
     Box,
     Field,
@@ -34,6 +33,7 @@ from gui_envs.offline.records import (
     write_image,
 )
 from gui_envs.offline.tfrecord import TFRecordError, parse_example, read_records
+from gui_envs.schema.actions import DIRECTIONS, Action
 
 # ----- AndroidControl ----------------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gui_envs.actions import POINTER_TYPES, Action
+from gui_envs.schema.actions import POINTER_TYPES, Action
 from rewards.text import token_set_f1
 
 Box = tuple[float, float, float, float]

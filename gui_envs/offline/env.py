@@ -12,16 +12,28 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.action_space import ActionSpace
-from gui_envs.actions import MAX_OUTPUT_CHARS, Action, InvalidActionError, actions_from_json, coerce_action
-from gui_envs.errors import ResetNeededError
-from gui_envs.json_scan import answer_body, first_json
-from gui_envs.lifecycle import GuardedClose, ResetOption, check_render_mode, guarded_reset, guarded_step
 from gui_envs.offline.conventions import convention_for
 from gui_envs.offline.fixtures import write_fixture
 from gui_envs.offline.gui_r1 import gui_r1_prediction
 from gui_envs.offline.readers import OfflineEpisode, read_dataset
 from gui_envs.offline.scoring import score_step
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import (
+    MAX_OUTPUT_CHARS,
+    Action,
+    InvalidActionError,
+    actions_from_json,
+    coerce_action,
+)
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.json_scan import answer_body, first_json
+from gui_envs.schema.lifecycle import (
+    GuardedClose,
+    ResetOption,
+    check_render_mode,
+    guarded_reset,
+    guarded_step,
+)
 
 
 class ScreenshotSpace(gym.Space[np.ndarray]):
@@ -74,8 +86,8 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Action
 
-    An :class:`~gui_envs.actions.Action` in screenshot pixels, its dict form, or model output text as
-    :func:`read_prediction` reads it (``gui_r1`` in GUI-R1's own vocabulary first). The space is an :class:`~gui_envs.action_space.ActionSpace` whose viewport follows
+    An :class:`~gui_envs.schema.actions.Action` in screenshot pixels, its dict form, or model output text as
+    :func:`read_prediction` reads it (``gui_r1`` in GUI-R1's own vocabulary first). The space is an :class:`~gui_envs.schema.action_space.ActionSpace` whose viewport follows
     the current record's screen size (pixels), so random clicks land on the screen shown. Unparseable input scores 0 and sets ``info["action_error"]``.
 
     ## Reward
@@ -99,7 +111,7 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Privileged
 
-    :meth:`privileged` (see :mod:`gui_envs.privileged`; never in ``info``): ``target_action`` (the recorded
+    :meth:`privileged` (see :mod:`gui_envs.schema.privileged`; never in ``info``): ``target_action`` (the recorded
     action of the current step, a dict) and ``target_bbox`` (its element's box, pixels, or None). How far a
     click landed from the target is feedback an agent could carry into its next attempt at the episode, so it
     is computed by the evaluator from these (:func:`agents.evaluate.evaluate`), not put in ``info``.
@@ -114,8 +126,8 @@ class GuiOfflineEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
       file, record and field; ``"skip"`` leaves such records out (``read_report`` lists them).
 
     ``reset(seed=i)`` plays episode ``i % len(episodes)``; ``options={"episode": i}`` does the same. After the
-    last recorded step the episode has ended: ``step`` raises :class:`~gui_envs.errors.ResetNeededError` until the
-    next ``reset`` (:mod:`gui_envs.lifecycle`).
+    last recorded step the episode has ended: ``step`` raises :class:`~gui_envs.schema.errors.ResetNeededError` until the
+    next ``reset`` (:mod:`gui_envs.schema.lifecycle`).
 
     ## Version history
 
@@ -276,7 +288,7 @@ def _image_size(path: Any) -> tuple[int, int]:
 def read_prediction(output: Any) -> tuple[Action | None, str | None]:
     """A model's prediction as the offline datasets' own scorers read it: model output text (the JSON in its
     ``<answer>`` tag, or the first JSON anywhere, as :func:`agents.parsing.parse_action_text` finds it) or
-    whatever :func:`~gui_envs.actions.coerce_action` takes. Never raises; ``(None, why)`` when there is no action.
+    whatever :func:`~gui_envs.schema.actions.coerce_action` takes. Never raises; ``(None, why)`` when there is no action.
 
     Unlike the online envs, an offline env is a scorer of predictions made elsewhere (``--agent replay:``), so it
     reads the raw output text the dataset's evaluation reads.

@@ -11,7 +11,7 @@ compares it with pixel predictions) and as screen fractions in the training file
 multiplies it by the image size). Values all within [0, 1] are read as fractions. ``[-100, -100]`` means "no
 point" and ``"no input text"`` means no text (the prompts in ``guir1/inference/*.py``).
 
-Every ``gt_action`` name in GUI-R1's prompts and data maps to an :class:`~gui_envs.actions.Action`
+Every ``gt_action`` name in GUI-R1's prompts and data maps to an :class:`~gui_envs.schema.actions.Action`
 (:data:`VOCABULARY`; the table in ``docs/offline_datasets.md``).
 """
 
@@ -21,8 +21,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from gui_envs.actions import DIRECTIONS, Action, InvalidActionError
-from gui_envs.json_scan import answer_body, first_json
 from gui_envs.offline.records import (
     Field,
     OfflineDatasetError,
@@ -38,6 +36,8 @@ from gui_envs.offline.records import (
     numbers,
     write_image,
 )
+from gui_envs.schema.actions import DIRECTIONS, Action, InvalidActionError
+from gui_envs.schema.json_scan import answer_body, first_json
 
 #: What GUI-R1 writes where an action has no point, and where it has no text.
 NO_POINT, NO_TEXT = (-100.0, -100.0), "no input text"

@@ -1,7 +1,7 @@
 """Readers for public offline GUI datasets, each reading the layout its authors publish.
 
 Every reader takes the dataset's root folder (as downloaded) and returns episodes whose recorded actions are
-:class:`~gui_envs.actions.Action` in **screenshot pixels** (each dataset's own frame is converted here). Each
+:class:`~gui_envs.schema.actions.Action` in **screenshot pixels** (each dataset's own frame is converted here). Each
 record is checked against the dataset's declared schema first (:mod:`gui_envs.offline.records`); with
 ``on_error="raise"`` (the default) a bad record stops the read with an error naming the file, the record and
 the field, and with ``on_error="skip"`` it is left out and listed in the result's ``report``.
@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gui_envs.actions import Action
 from gui_envs.offline.records import (
     ON_ERROR,
     Field,
@@ -38,6 +37,7 @@ from gui_envs.offline.records import (
     json_list,
     numbers,
 )
+from gui_envs.schema.actions import Action
 
 __all__ = ["ON_ERROR", "READERS", "OfflineDatasetError", "OfflineEpisode", "OfflineStep", "read_dataset"]
 

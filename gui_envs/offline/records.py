@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 Box = tuple[float, float, float, float]
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gui_envs.actions import POINTER_TYPES, Action
 from gui_envs.offline.conventions import Convention, convention_for
+from gui_envs.schema.actions import POINTER_TYPES, Action
 from rewards.geometry import normalised_distance
 
 #: Accept a click without a box this close to the recorded point (normalised distance; seed 001 App. A.3).

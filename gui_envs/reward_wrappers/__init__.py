@@ -1,7 +1,7 @@
 """Reward wrappers, and the one registry of reward names that envs, scripts and trainers read.
 
 Each wrapper replaces an env's reward with one reward family, reading the target from the env's privileged
-channel (:mod:`gui_envs.privileged`), never from what the agent sees; the formulas live in :mod:`rewards`.
+channel (:mod:`gui_envs.schema.privileged`), never from what the agent sees; the formulas live in :mod:`rewards`.
 
 * :mod:`~gui_envs.reward_wrappers.proximity`: SSL's sweet-spot tiers (``ssl``) and its baselines (``binary``,
   ``continuous``), seed 000;

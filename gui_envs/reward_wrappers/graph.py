@@ -18,7 +18,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 from gui_envs.verifiers.api import view_from_records
 from gui_envs.verifiers.graph import StrategyGraph
 
@@ -89,7 +89,7 @@ class StrategyGraphReward(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConst
         return obs, info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        from gui_envs.actions import coerce_action
+        from gui_envs.schema.actions import coerce_action
 
         parsed = coerce_action(action)[0]
         obs, _, terminated, truncated, info = self.env.step(action)

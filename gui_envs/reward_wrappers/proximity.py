@@ -1,7 +1,7 @@
 """Proximity reward wrappers: SSL sweet-spot tiers and the baselines SSL is compared with (seed 000).
 
 Each wrapper replaces the env's reward with one reward family, reading what the env puts in ``info`` and in
-its privileged channel (:mod:`gui_envs.privileged`: target boxes, solutions, progress, which the agent never
+its privileged channel (:mod:`gui_envs.schema.privileged`: target boxes, solutions, progress, which the agent never
 sees); the formulas live in :mod:`rewards` and are only called here. Pick one by name with
 :func:`gui_envs.reward_wrappers.with_reward`, or wrap directly:
 
@@ -65,11 +65,11 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import ArrayLike
 
-from gui_envs.actions import Action, coerce_action
 from gui_envs.grid.arc import ArcEnv
 from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.privileged import privileged_of
 from gui_envs.tasks.env import TaskEnv
 from rewards.baselines import cell_match_fraction, gaussian_point_reward, gui_r1_reward
 from rewards.geometry import InvalidBoxError, as_box, box_center
@@ -561,10 +561,10 @@ class ContinuousReward(ProximityRewardWrapper):
 
 
 def as_action(action: Any) -> Action | None:
-    """The :class:`~gui_envs.actions.Action` that ``action`` stands for, or ``None`` when it is malformed.
+    """The :class:`~gui_envs.schema.actions.Action` that ``action`` stands for, or ``None`` when it is malformed.
 
     Accepts an Action, a dict (Action JSON), JSON text (plain or GUI-R1, via
-    :func:`~gui_envs.actions.coerce_action`) and a Box point ``(x, y)`` in pixels (a click). Never raises.
+    :func:`~gui_envs.schema.actions.coerce_action`) and a Box point ``(x, y)`` in pixels (a click). Never raises.
 
     >>> as_action(np.array([12.0, 40.0]))
     Action(type='click', point=(12.0, 40.0), element_id=None, text=None, direction=None, amount=None, end_point=None, key=None, app=None, target=None, url=None, duration=None, answer=None, status=None)

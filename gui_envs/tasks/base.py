@@ -25,9 +25,11 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from gui_envs.actions import Action
-from gui_envs.errors import ResetNeededError as ResetNeededError  # re-exported: the task errors in one place
-from gui_envs.errors import UnknownTaskError as UnknownTaskError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import (
+    ResetNeededError as ResetNeededError,  # re-exported: the task errors in one place
+)
+from gui_envs.schema.errors import UnknownTaskError as UnknownTaskError
 from gui_envs.tasks.judging import answers_match
 
 T = TypeVar("T")
@@ -170,8 +172,8 @@ class AnswerTask(Task):
         """Every answer this template could have on this seed's data, the reference among them.
 
         What a blind guesser picks from (all conditions, all names, every count from 0 up to the most the app
-        could show): the judge audit (:mod:`gui_envs.judge_audit`) checks that exactly one of them passes and that
-        listing them all at once does not. Privileged: it contains the reference.
+        could show): the judge audit (:mod:`benchmarks.judge_attacks.blind_policies`) checks that exactly one of
+        them passes and that listing them all at once does not. Privileged: it contains the reference.
         """
         raise NotImplementedError
 

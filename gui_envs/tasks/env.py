@@ -18,11 +18,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.action_space import ActionSpace
-from gui_envs.actions import Action, coerce_action
 from gui_envs.browser.chromium import headless_for
-from gui_envs.errors import ResetNeededError
-from gui_envs.lifecycle import SEED, TASK, ResetOption, guarded_close, guarded_reset, guarded_step
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import SEED, TASK, ResetOption, guarded_close, guarded_reset, guarded_step
 from gui_envs.tasks.base import PlanStep, Task, check_task
 from gui_envs.tasks.oracle import Oracle
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.errors import safe_repr
+from gui_envs.schema.errors import safe_repr
 
 #: Height in pixels of the instruction banner drawn over the top of a box-mode screenshot.
 BANNER_PX = 22

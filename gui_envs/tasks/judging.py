@@ -1,7 +1,7 @@
 """The one answer judge of every web and phone answer task: :func:`answers_match`.
 
-Kept apart from the task classes so that the audit (:mod:`gui_envs.judge_audit`) and the tests can call it on
-plain strings.
+Kept apart from the task classes so that the audit (:mod:`benchmarks.judge_attacks.blind_policies`) and the tests
+can call it on plain strings.
 """
 
 from __future__ import annotations

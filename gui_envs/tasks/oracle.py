@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 from gui_envs.tasks.base import OracleError, PlanStep
 
 logger = logging.getLogger(__name__)

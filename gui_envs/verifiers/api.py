@@ -8,7 +8,7 @@ exactly the names in :data:`API`. This module is standard-library only (with the
 isolated interpreter.
 
 **The trajectory a label function sees** is a :class:`TrajectoryView`, read-only and JSON-serialisable, built
-from a recorded :class:`~gui_envs.trajectory.Trajectory` (or a saved folder) by :func:`view_of`:
+from a recorded :class:`~gui_envs.schema.trajectory.Trajectory` (or a saved folder) by :func:`view_of`:
 
 * ``steps[t]``: a :class:`StepView`, the semantic description of action ``t``: its ``action`` type, the target
   element's ``text``, ``tag`` (HTML tag, or the Android class on the phone), ``role`` and input ``element_type``,
@@ -245,7 +245,7 @@ def view_of(trajectory: Any) -> TrajectoryView:
     if isinstance(trajectory, Mapping):
         return TrajectoryView.from_json(trajectory)
     if not hasattr(trajectory, "steps"):
-        from gui_envs.trajectory import Trajectory
+        from gui_envs.schema.trajectory import Trajectory
 
         trajectory = Trajectory.load(trajectory)
     records = [dict(s.privileged.get("verifier_record") or {}) for s in trajectory.steps]

@@ -2,7 +2,7 @@
 
 A label function never touches a live browser or device (seed 002, section 3.1: label functions judge a
 *recorded* trajectory). So the env records, at every step, what the state validators of
-:mod:`gui_envs.verifiers.api` need, through its privileged channel (:mod:`gui_envs.privileged`), under the key
+:mod:`gui_envs.verifiers.api` need, through its privileged channel (:mod:`gui_envs.schema.privileged`), under the key
 ``"verifier_record"``::
 
     {"facts": {collection: [description, ...]}, "elements": [...], "location": str}

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from gui_envs.actions import Action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.prefetch import PreparedResets
 from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.site import SiteState
-from gui_envs.errors import ResetNeededError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import ResetNeededError
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
 from gui_envs.verifiers.facts import web_record

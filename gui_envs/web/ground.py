@@ -12,16 +12,16 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from gui_envs.action_space import ActionSpace
-from gui_envs.actions import Action, coerce_action
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.prefetch import Build, PreparedResets
 from gui_envs.browser.site import SiteState
-from gui_envs.errors import ResetNeededError
-from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import SEED, guarded_reset, guarded_step
+from gui_envs.schema.upcoming import Upcoming
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
-from gui_envs.upcoming import Upcoming
 from gui_envs.web import describe as referring
 from gui_envs.web.env import WebEnvBase, site_routes
 from gui_envs.web.tasks import SITES
@@ -153,7 +153,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
 
     **Reward**: 1.0 if the click point lies inside the target's bbox, else 0.0 (binary, as in grounding
     benchmarks). ``privileged()["target_bbox"]`` = ``[x0, y0, x1, y1]`` pixels (never in ``info``; see
-    :mod:`gui_envs.privileged`), so ``SweetSpotReward``-style shaping can wrap the env. The click is judged
+    :mod:`gui_envs.schema.privileged`), so ``SweetSpotReward``-style shaping can wrap the env. The click is judged
     on the screenshot only and is not performed in the browser unless ``perform_click=True`` (then
     ``info["url"]`` shows where it led).
 
@@ -164,7 +164,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     browser context with its own copy of the sites (:class:`~gui_envs.browser.prefetch.PreparedResets`: state
     restore, navigation, observation and the layout facts the description needs), so that reset only swaps it in.
     A named reset that was announced (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`,
-    :mod:`gui_envs.upcoming`: GRPO's rollouts and ``GroupEnv`` do) is prepared the same way instead of the guess.
+    :mod:`gui_envs.schema.upcoming`: GRPO's rollouts and ``GroupEnv`` do) is prepared the same way instead of the guess.
     Any other reset, and a further draw after a page without a target, is built the same way in the foreground:
     the same seed gives the same episode either way. The agent's clicks (``perform_click=True``) reach only the
     page of its episode; a start page has no history behind it.
@@ -304,7 +304,7 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         return self._base_obs(self.instruction)
 
     def privileged(self) -> dict[str, Any]:
-        """``target_bbox`` (pixels) and ``target_element`` (see :mod:`gui_envs.privileged`)."""
+        """``target_bbox`` (pixels) and ``target_element`` (see :mod:`gui_envs.schema.privileged`)."""
         if self.target is None:
             raise ResetNeededError("call reset() first")
         return {

@@ -20,13 +20,13 @@ from typing import Any
 
 from gymnasium import spaces
 
-from gui_envs.action_space import ActionSpace
-from gui_envs.actions import coerce_action
 from gui_envs.browser.observation import RESTART_ELEMENT_IDS_JS, PageView
 from gui_envs.browser.session import SessionHandles
 from gui_envs.browser.site import Request, Response, origin
-from gui_envs.errors import ResetNeededError
-from gui_envs.lifecycle import SEED, guarded_reset, guarded_step
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import coerce_action
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.web.env import WebEnvBase
 from gui_envs.web.miniwob_tasks import MINIWOB_TASKS
 
@@ -117,7 +117,7 @@ class MiniWoBEnv(WebEnvBase):
     ``miniwob`` package seeds it); ``options={"seed": t}`` overrides it; without either a seed is drawn from the
     env's generator. ``info["seed"]`` is the seed used. The page scroll is reset in both axes.
 
-    **Action**: :class:`~gui_envs.action_space.ActionSpace`: Action JSON / GUI-R1 JSON or ``Action`` objects.
+    **Action**: :class:`~gui_envs.schema.action_space.ActionSpace`: Action JSON / GUI-R1 JSON or ``Action`` objects.
 
     **Reward**: the page's ``WOB_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final answer) when
     the page reports ``WOB_DONE_GLOBAL``; 0 before. A malformed or out-of-viewport action costs
@@ -287,7 +287,7 @@ class MiniWoBEnv(WebEnvBase):
 
     def privileged(self) -> dict[str, Any]:
         """MiniWoB's page judges itself and names no target: ``target_bbox`` is ``None`` (reward wrappers
-        pass the page's reward through); see :mod:`gui_envs.privileged`."""
+        pass the page's reward through); see :mod:`gui_envs.schema.privileged`."""
         return {"target_bbox": None}
 
     def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:

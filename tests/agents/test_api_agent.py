@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from agents.api_agent import APIAgent, APIError
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 
 @pytest.fixture

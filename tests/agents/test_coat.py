@@ -10,7 +10,7 @@ import numpy as np
 
 from agents.coat import CoaTAgent, CoaTDialogue
 from agents.generation import Generation, SamplingParams
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 
 class ScriptedCoaT:

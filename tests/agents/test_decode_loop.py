@@ -141,7 +141,7 @@ def test_loop_decodes_a_lora_wrapped_model_as_generate_does(tiny_lm_path: Path) 
     # A peft wrapper takes the cache through **kwargs: a misnamed cache argument could be dropped without an
     # error (transformers 5 still maps the old name, with a warning, until 5.40) and every token decoded without
     # its context.
-    from trainers.policy import apply_lora
+    from trainers.policy_setup import apply_lora
 
     sampling = SamplingParams(max_new_tokens=10, num_samples=2)
     got = {}

@@ -12,7 +12,7 @@ import gui_envs  # noqa: F401  (registers the ids)
 from agents.generation import SamplingParams
 from agents.hf_agent import HFAgent, HFGenerator
 from agents.prompts.formats import GuiR1Format, TextAnswerFormat
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 
 
 def _forward_logprobs(gen: HFGenerator, prompt_ids: list[int], token_ids: list[int]) -> torch.Tensor:

@@ -11,7 +11,7 @@ import pytest
 import gui_envs  # noqa: F401
 from agents import OracleAgent
 from agents.episode import run_episode
-from gui_envs.trajectory import Trajectory, load_trajectories
+from gui_envs.schema.trajectory import Trajectory, load_trajectories
 
 GUI_ENVS = [
     pytest.param("GuiWeb-v0", id="web"),

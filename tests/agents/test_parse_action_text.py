@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.parsing import format_gui_r1, parse_action_text
-from gui_envs.actions import MAX_OUTPUT_CHARS, Action
+from gui_envs.schema.actions import MAX_OUTPUT_CHARS, Action
 from tests.gui_envs.test_actions import valid_actions
 
 

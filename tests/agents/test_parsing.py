@@ -24,7 +24,7 @@ from agents.parsing import (
     parse_coat_decision,
     parse_gui_r1,
 )
-from gui_envs.actions import DIRECTIONS, Action
+from gui_envs.schema.actions import DIRECTIONS, Action
 
 coord = st.floats(min_value=0, max_value=4000, allow_nan=False, allow_infinity=False)
 sizes = st.tuples(st.integers(16, 4000), st.integers(16, 4000))

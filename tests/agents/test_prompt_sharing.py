@@ -12,7 +12,7 @@ import torch
 
 from agents.generation import SamplingParams
 from agents.hf_agent import HFGenerator
-from trainers.policy import completion_logprobs, encode_batch
+from trainers.logprobs import completion_logprobs, encode_batch
 
 A = [{"role": "user", "content": "click cell a"}]
 B = [{"role": "user", "content": "click the cell named e now"}]

@@ -38,7 +38,7 @@ def test_a_plain_model_pushes_its_parameters_by_reference(tiny_vlm_path: Path) -
 def test_lora_is_merged_into_a_copy_under_the_plain_names(tiny_vlm_path: Path) -> None:
     from transformers import AutoModelForImageTextToText
 
-    from trainers.policy import apply_lora
+    from trainers.policy_setup import apply_lora
 
     torch.manual_seed(0)
     model = AutoModelForImageTextToText.from_pretrained(tiny_vlm_path)

@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 import gui_envs  # noqa: E402,F401
 from examples import sb3_ppo_grounding, sb3_ppo_maze  # noqa: E402
 from examples.sb3_common import smooth  # noqa: E402
-from gui_envs.privileged import privileged_of  # noqa: E402
+from gui_envs.schema.privileged import privileged_of  # noqa: E402
 
 
 def _is_png(path: Path) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gui_envs.actions import ACTION_TYPES, MAX_SCROLL_AMOUNT, Action
+from gui_envs.schema.actions import ACTION_TYPES, MAX_SCROLL_AMOUNT, Action
 
 _HUGE_INT = 10**400  # float(_HUGE_INT) raises OverflowError
 _KEYS = ["enter", "tab", "ctrl+a", "backspace", "nosuchkey", "a", "F5", "shift+shift+x", ""]

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from gui_envs.action_space import (
+from gui_envs.schema.action_space import (
     DEFAULT_WEIGHTS,
     FALLBACK_WORDS,
     ActionSpace,
     ActionSpaceError,
     visible_words,
 )
-from gui_envs.actions import Action, coerce_action
+from gui_envs.schema.actions import Action, coerce_action
 
 
 def test_samples_are_valid_and_inside_the_viewport_over_many_seeds() -> None:

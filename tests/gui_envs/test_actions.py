@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gui_envs.actions import (
+from gui_envs.schema.actions import (
     ACTION_TYPES,
     DIRECTIONS,
     MAX_ANSWER_CHARS,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from gui_envs.actions import MAX_COORDINATE, MAX_TYPED_TEXT, Action, coerce_action
+from gui_envs.schema.actions import MAX_COORDINATE, MAX_TYPED_TEXT, Action, coerce_action
 from tests.gui_envs.crash_strategies import hostile_actions
 
 

@@ -4,7 +4,7 @@ Issue 23's probing round, as a test. For one or two ids of each family (grid, of
 grounding envs and their ``-Box-v0`` ids, the PettingZoo group) it drives malformed actions (non-arrays into Box
 ids, 5,000-deep nesting, objects whose ``__repr__`` / ``__eq__`` / ``__getattribute__`` raise, 1 MB strings, NaN
 and inf), steps after the episode ended, steps from 4 threads, bad reset options, unknown tasks and calls after
-``close``, and checks the rules of :mod:`gui_envs.lifecycle`: a malformed action is an ``action_error`` no-op with a
+``close``, and checks the rules of :mod:`gui_envs.schema.lifecycle`: a malformed action is an ``action_error`` no-op with a
 message of at most ``MAX_ERROR_CHARS``; ``step`` raises only ``ResetNeededError`` (no episode running) and
 ``EnvClosedError`` (closed); the browser survives (the oracle still solves an episode afterwards) and after
 ``close`` no Chromium process of the env is left. One env per family serves all its checks; browser envs draw few
@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gui_envs
-from gui_envs.actions import Action
 from gui_envs.browser.observation import parse_elements
-from gui_envs.errors import MAX_ERROR_CHARS, EnvClosedError, ResetNeededError, UnknownTaskError
-from gui_envs.lifecycle import ERROR_KEYS
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import MAX_ERROR_CHARS, EnvClosedError, ResetNeededError, UnknownTaskError
+from gui_envs.schema.lifecycle import ERROR_KEYS
+from gui_envs.schema.privileged import privileged_of
 from tests.gui_envs.crash_strategies import hostile_actions
 from tests.process_helpers import alive
 
@@ -257,7 +257,7 @@ def _solve(env: gym.Env[Any, Any], family: Family) -> tuple[float, dict[str, Any
 @pytest.mark.parametrize("env_id", gui_envs.guigym_env_ids())
 def test_every_registered_env_guards_reset_step_and_close(env_id: str) -> None:
     spec = gym.spec(env_id)
-    if spec.entry_point == "gui_envs.box_ids:make_box_ground":
+    if spec.entry_point == "gui_envs.tasks.sb3_grounding:make_box_ground":
         spec = gym.spec(spec.kwargs["base_id"])
     cls = load_env_creator(spec.entry_point)
     for method in ("reset", "step", "close"):

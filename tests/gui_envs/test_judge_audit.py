@@ -1,39 +1,42 @@
-"""The second round's blind policies against every web and phone template (no browser: see gui_envs.judge_audit)."""
+"""The second round's blind policies against every web and phone template.
+
+No browser: see :mod:`benchmarks.judge_attacks.blind_policies`.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from gui_envs import judge_audit
+from benchmarks.judge_attacks import blind_policies
 from gui_envs.tasks.base import AnswerTask, StateTask
 
-FAMILIES = judge_audit.FAMILIES
+FAMILIES = blind_policies.FAMILIES
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_no_template_name_gives_its_verdict_away(family: str) -> None:
-    for name in judge_audit.templates_of(family):
-        assert not any(word in name for word in judge_audit.VERDICT_WORDS), name
+    for name in blind_policies.templates_of(family):
+        assert not any(word in name for word in blind_policies.VERDICT_WORDS), name
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_name_reading_policy_passes_nothing(family: str) -> None:
-    for name in judge_audit.templates_of(family):
+    for name in blind_policies.templates_of(family):
         for seed in (0, 1):
-            task = judge_audit.build_task(family, name, seed)
-            assert judge_audit.name_reading(family, task) == (0, 1), (name, seed)
+            task = blind_policies.build_task(family, name, seed)
+            assert blind_policies.name_reading(family, task) == (0, 1), (name, seed)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_graph_reward_pays_the_answer_not_a_list_of_guesses(family: str) -> None:
-    for name in judge_audit.templates_of(family, (AnswerTask,)):
+    for name in blind_policies.templates_of(family, (AnswerTask,)):
         for seed in (0, 1):
-            task = judge_audit.build_task(family, name, seed)
-            assert judge_audit.graph_list(task) == (0, 1), (name, seed, judge_audit.every_option(task))
+            task = blind_policies.build_task(family, name, seed)
+            assert blind_policies.graph_list(task) == (0, 1), (name, seed, blind_policies.every_option(task))
             # The same graph passes the reference answer: it is not refusing everything.
-            graph = judge_audit.graph_of_answer(task)
-            right = judge_audit.view_from_records(
-                task.instruction, [judge_audit.Action.stop(answer=task.reference_answer).to_dict()], [{}]
+            graph = blind_policies.graph_of_answer(task)
+            right = blind_policies.view_from_records(
+                task.instruction, [blind_policies.Action.stop(answer=task.reference_answer).to_dict()], [{}]
             )
             assert graph.classify(right).best_fraction == 1.0, (name, seed)
 
@@ -58,14 +61,14 @@ def test_side_effect_sweep_is_a_blind_guess(family: str, name: str) -> None:
     seeds = range(30)
     wins, chance = 0, 0.0
     for seed in seeds:
-        task = judge_audit.build_task(family, name, seed)
+        task = blind_policies.build_task(family, name, seed)
         assert isinstance(task, StateTask)
-        result = judge_audit.side_effect_sweep(family, task)
+        result = blind_policies.side_effect_sweep(family, task)
         assert result.items >= 2, (name, seed)  # the sweep found the items it could touch
         wins += result.success
         chance += 1.0 / result.items / len(seeds)
     rate = wins / len(seeds)
-    assert rate <= chance + judge_audit.binomial_slack(chance, len(seeds)), (name, rate, chance)
+    assert rate <= chance + blind_policies.binomial_slack(chance, len(seeds)), (name, rate, chance)
 
 
 def test_sweep_catches_a_judge_that_ignores_side_effects() -> None:
@@ -75,12 +78,12 @@ def test_sweep_catches_a_judge_that_ignores_side_effects() -> None:
     seeds = range(20)
     wins = 0
     for seed in seeds:
-        task = judge_audit.build_task("phone", "contacts.add_favourite", seed)
+        task = blind_policies.build_task("phone", "contacts.add_favourite", seed)
 
         def starred(stop: object = None, task: object = task) -> float:
             row = task.state.one(task.app, "SELECT starred FROM contacts WHERE id = ?", (task.cid,))  # type: ignore[attr-defined]
             return float(row == (1,))
 
         task.evaluate = starred  # type: ignore[method-assign]
-        wins += judge_audit.side_effect_sweep("phone", task).success
+        wins += blind_policies.side_effect_sweep("phone", task).success
     assert wins / len(seeds) > 0.5

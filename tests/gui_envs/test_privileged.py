@@ -21,7 +21,7 @@ import pytest
 import gui_envs  # noqa: F401  (registers the ids)
 from agents.base import AgentOutput, BaseAgent
 from agents.episode import run_episode
-from gui_envs.privileged import PRIVILEGED_KEYS, privileged_of, public_info
+from gui_envs.schema.privileged import PRIVILEGED_KEYS, privileged_of, public_info
 from trainers.rollout import RolloutConfig, collect_episodes
 
 #: Observation fields that render the page itself (every element's box and text is there by design).

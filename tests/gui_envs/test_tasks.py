@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from gui_envs.actions import Action
-from gui_envs.errors import ResetNeededError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import ResetNeededError
 from gui_envs.tasks import (
     AnswerTask,
     Do,

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gui_envs import atomic_folder
-from gui_envs.actions import Action
-from gui_envs.trajectory import (
+from gui_envs.schema import atomic_folder
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import (
     STALE_AFTER_S,
     Step,
     Trajectory,
@@ -102,8 +102,8 @@ def test_killed_writer_leaves_no_half_written_trajectory(tmp_path: Path) -> None
         f"""
         import numpy as np, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-        from gui_envs.actions import Action
-        from gui_envs.trajectory import Step, Trajectory
+        from gui_envs.schema.actions import Action
+        from gui_envs.schema.trajectory import Step, Trajectory
         rng = np.random.default_rng(0)
         steps = [Step(action=Action.click(1, 2), screenshot=rng.integers(0, 256, (400, 400, 3), dtype=np.uint8))
                  for _ in range(400)]
@@ -180,8 +180,8 @@ def test_killed_resave_never_loses_the_trajectory(tmp_path: Path) -> None:
         f"""
         import numpy as np, sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
-        from gui_envs.actions import Action
-        from gui_envs.trajectory import Step, Trajectory
+        from gui_envs.schema.actions import Action
+        from gui_envs.schema.trajectory import Step, Trajectory
         rng = np.random.default_rng(0)
         shot = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
         versions = [[Step(action=Action.click(1, 2), screenshot=shot)] * n for n in (5, 7)]

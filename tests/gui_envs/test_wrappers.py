@@ -13,8 +13,6 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401  (registers the ids)
-from gui_envs.actions import Action
-from gui_envs.privileged import privileged_of
 from gui_envs.reward_wrappers import (
     REWARDS,
     BinaryReward,
@@ -24,6 +22,8 @@ from gui_envs.reward_wrappers import (
     UnknownRewardError,
     with_reward,
 )
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of
 
 TAU1 = math.exp(-0.5)  # tau_1 = exp(-1^2 / 2) = 0.606531, zone 1's value under "lower" (K = 4)
 TAU2 = math.exp(-2.0)  # tau_2 = exp(-2^2 / 2) = 0.135335

@@ -12,7 +12,7 @@ import torch
 
 from trainers.grpo import train
 from trainers.grpo_config import GRPOConfig
-from trainers.policy import trainable_state
+from trainers.policy_setup import trainable_state
 
 if __name__ == "__main__":
     from accelerate import PartialState

@@ -165,7 +165,7 @@ def test_saves_killed_at_random_points_leave_no_temporary_folder(tmp_path: Path)
 
 
 def test_only_stale_temporary_folders_are_removed(tmp_path: Path) -> None:
-    from gui_envs.atomic_folder import STALE_AFTER_S, temp_name
+    from gui_envs.schema.atomic_folder import STALE_AFTER_S, temp_name
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     live = tmp_path / temp_name("tmp", "checkpoint-000004")  # this process is writing it

@@ -1,4 +1,4 @@
-"""The GRPO comparison runner (``trainers.grpo_compare``) and what the SSL and SCA benchmarks build on it: the
+"""The GRPO comparison runner (``guigym.grpo_compare``) and what the SSL and SCA benchmarks build on it: the
 confidence-interval and steps-to-level arithmetic (hand-computed), disjoint splits, the policy-gradient variance
 (a hand-computed case through the real loss, logged only when asked and leaving training unchanged), and each
 benchmark's ``--quick`` path."""
@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-import trainers.grpo_compare as grpo_compare
-from trainers.grpo import gradient_variance, grpo_loss, train
-from trainers.grpo_compare import (
+import guigym.grpo_compare as grpo_compare
+from guigym.grpo_compare import (
     EVAL_SEED_START,
     TRAIN_SEEDS_PER_RUN,
     RunResult,
@@ -26,6 +25,7 @@ from trainers.grpo_compare import (
     steps_summary,
     steps_to_level,
 )
+from trainers.grpo import gradient_variance, grpo_loss, train
 from trainers.grpo_config import GRPOConfig
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from trainers.grpo import Sample, _accelerator, update
 from trainers.grpo_config import LOSS_AGGREGATIONS, GRPOConfig
-from trainers.policy import completion_logprobs, encode_batch, split_by_tokens
+from trainers.logprobs import completion_logprobs, encode_batch, split_by_tokens
 
 
 @pytest.fixture(scope="module")

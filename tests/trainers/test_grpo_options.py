@@ -11,7 +11,7 @@ import torch
 from trainers.config_io import ConfigError
 from trainers.grpo import train
 from trainers.grpo_config import GRPOConfig
-from trainers.policy import completion_logprobs, encode_batch
+from trainers.logprobs import completion_logprobs, encode_batch
 
 
 def _config(model: Path, out: Path, **kw: object) -> GRPOConfig:

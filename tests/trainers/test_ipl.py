@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from agents.coat import CoaTNode
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 from rewards.ipl import classify_tree
 from trainers.dpo import load_pairs, load_policy, pair_margins
 from trainers.ipl import TreeJob, _token_bow, tree_deviation, tree_pairs, value_tree

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 from trainers.ipl_instructions import QA, Screen, element_name, evolve, load_hook, role_word, rule_based_qa
 
 # The Settings home page as the simulated phone lists it (screenshot pixels on a 360 x 800 screen), cut down.

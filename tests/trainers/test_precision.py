@@ -87,7 +87,7 @@ def test_lora_merge_error_measures_bf16_rounding(wide_lm: Path) -> None:
     """Merging a small adapter into bf16 weights loses most of it; the fp32 merge keeps it exactly."""
     from transformers import AutoModelForCausalLM
 
-    from trainers.policy import apply_lora
+    from trainers.policy_setup import apply_lora
 
     def adapted(dtype: torch.dtype):  # noqa: ANN202
         model = apply_lora(AutoModelForCausalLM.from_pretrained(wide_lm, dtype=dtype), 4, 8, "all-linear")

@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 import gui_envs  # noqa: F401
 from agents.base import AgentOutput
-from gui_envs.trajectory import load_trajectories
+from gui_envs.schema.trajectory import load_trajectories
 from trainers.rollout import RolloutConfig, VectorWorkers, collect_episodes, collect_groups
 
 
@@ -181,7 +181,7 @@ def test_ray_backend(tmp_path: Path) -> None:
 
 
 class PlannedEchoEnv(EchoEnv):
-    """An EchoEnv that records what it is announced and the resets it gets (gui_envs.upcoming)."""
+    """An EchoEnv that records what it is announced and the resets it gets (gui_envs.schema.upcoming)."""
 
     def __init__(self) -> None:
         super().__init__()

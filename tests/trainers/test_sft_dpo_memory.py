@@ -17,7 +17,8 @@ from trainers.config_io import ConfigError
 from trainers.dpo import PairSample, load_policy, optimise_pairs, pair_micro_batches, pairs_backward
 from trainers.dpo_config import DPOConfig
 from trainers.ipl_config import IPLConfig
-from trainers.policy import enable_activation_checkpointing, prompt_lengths, split_by_tokens
+from trainers.logprobs import prompt_lengths, split_by_tokens
+from trainers.policy_setup import enable_activation_checkpointing
 from trainers.sft import sft_backward
 from trainers.sft_config import SFTConfig
 
@@ -159,7 +160,7 @@ def test_vlm_micro_batches_encode_apart_and_accumulate_the_one_pass_gradient(tmp
     each prompt's length with its screenshot's image tokens, measured on the CPU row by row."""
     from agents.hf_agent import HFGenerator
     from agents.tiny_models import build_vlm
-    from trainers.policy import encode_batch
+    from trainers.logprobs import encode_batch
 
     torch.manual_seed(0)
     gen = HFGenerator(str(build_vlm(tmp_path / "vlm", "tiny")), device="cpu")

@@ -29,7 +29,7 @@ def record_demos(folder: Path, seeds: range, n_boxes: int = 2) -> Path:
 
     Each is named by its seed: trajectories load in folder-name order, so the samples' order (and a seeded run's
     batches) is the same in every test run, not that of fresh random ids."""
-    from gui_envs.trajectory import save_trajectories
+    from gui_envs.schema.trajectory import save_trajectories
 
     env = gym.make("ClickBox-v0", n_boxes=n_boxes)
     cfg = RolloutConfig(max_steps=1, progress=False)
@@ -56,7 +56,7 @@ def test_a_held_out_seed_that_was_trained_on_is_refused(tiny_lm_path: Path, tmp_
 
 
 def test_trajectories_without_seeds_cannot_be_checked(tiny_lm_path: Path, tmp_path: Path) -> None:
-    from gui_envs.trajectory import load_trajectories, save_trajectories
+    from gui_envs.schema.trajectory import load_trajectories, save_trajectories
 
     demos = record_demos(tmp_path / "demos", range(2))
     trajs = load_trajectories(demos)
@@ -74,7 +74,7 @@ def test_eval_fields_are_checked(tiny_lm_path: Path, tmp_path: Path) -> None:
 
 
 def test_replay_rebuilds_the_observation_and_refuses_another_env(tmp_path: Path) -> None:
-    from gui_envs.trajectory import load_trajectories
+    from gui_envs.schema.trajectory import load_trajectories
 
     (traj,) = load_trajectories(record_demos(tmp_path / "demos", range(7, 8)))
     env = gym.make("ClickBox-v0", n_boxes=2)

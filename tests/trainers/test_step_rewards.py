@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui_envs.trajectory import Step, Trajectory
+from gui_envs.schema.trajectory import Step, Trajectory
 from trainers.advantages import get_estimator
 from trainers.config_io import ConfigError
 from trainers.grpo import group_batch, step_advantages, to_samples

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 from gui_envs.verifiers.api import TrajectoryView, view_of
 from trainers.core.abstraction import LLM, abstract, accepted, semantic_descriptions
 

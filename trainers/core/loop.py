@@ -19,7 +19,7 @@ included) the new policy plays, greedily and sampled, (a) the training templates
 training split is a :class:`~trainers.heldout.SplitOverlapError` before any work. Kept trajectories are counted
 by source: ``kept_oracle`` (the demonstrations), ``kept_policy`` (the policy's own samples, verified),
 ``kept_policy_relabelled`` (its failures relabelled by failure-driven exploration) and ``kept_scripted``. Every artefact of an iteration is built in a temporary folder and moved into
-place as ``iter_XX`` when the iteration finishes (:mod:`gui_envs.atomic_folder`), so after ``kill -9`` a run
+place as ``iter_XX`` when the iteration finishes (:mod:`gui_envs.schema.atomic_folder`), so after ``kill -9`` a run
 resumes from the last finished iteration and nothing is written twice.
 """
 
@@ -41,8 +41,8 @@ import numpy as np
 from agents.episode import ListWorkers, play
 from agents.noisy_oracle import NoisyOracleAgent
 from agents.oracle import OracleAgent
-from gui_envs.atomic_folder import clean_stale_temporaries, install_folder, temp_name
-from gui_envs.trajectory import Trajectory, save_trajectories
+from gui_envs.schema.atomic_folder import clean_stale_temporaries, install_folder, temp_name
+from gui_envs.schema.trajectory import Trajectory, save_trajectories
 from gui_envs.verifiers.graph import StrategyGraph
 from trainers.core.abstraction import (
     LLM,

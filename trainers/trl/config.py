@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gui_envs.actions import ACTION_TYPES
+from gui_envs.schema.actions import ACTION_TYPES
 
 #: Reward function names (:mod:`trainers.trl.rewards`).
 TRL_REWARDS: tuple[str, ...] = ("env", "binary", "ssl", "graph")
@@ -34,7 +34,7 @@ class GuiGymTRLConfig:
             called by the model through TRL's tool-calling loop (multi-turn, one env step per call); ``text``:
             the completion is one answer in ``output_format`` (parsed by guigym's parser) and the env takes one
             step with it (one-step grounding, the setting of guigym's own trainer).
-        tools: action types (:data:`gui_envs.actions.ACTION_TYPES`) exposed as tools; every extra tool is more
+        tools: action types (:data:`gui_envs.schema.actions.ACTION_TYPES`) exposed as tools; every extra tool is more
             prompt tokens. Default ``click``, ``type``, ``scroll``, ``press``, ``navigate``, ``stop``.
         output_format: ``text`` mode's answer format (``cell``, ``box``, ``gui_r1``). Default ``cell``.
         max_elements: most page elements listed in a text observation (the first ones in reading order).

@@ -10,7 +10,7 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
 
 * ``reset(env_id, seed, task=None, **_)``: ``env.reset(seed=seed)`` (and ``options={"task": task}`` for a task
   env); returns the first observation as text (instruction, URL, the first ``max_elements`` page elements).
-* **tools** (``action_mode="tools"``): one method per action type of :class:`gui_envs.actions.Action` chosen in
+* **tools** (``action_mode="tools"``): one method per action type of :class:`gui_envs.schema.actions.Action` chosen in
   the config (``click(x, y, element_id)``, ``type(text, element_id)``, ``scroll(direction, element_id)``,
   ``press(key)``, ``navigate(target, url)``, ``stop(answer)``, ...). A call is one ``env.step``; it returns the
   next observation as text, with the action's error if it was a no-op and the verdict when the episode ends.
@@ -34,10 +34,10 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 import gui_envs  # noqa: F401  (registers the env ids)
-from gui_envs.actions import Action, InvalidActionError
-from gui_envs.privileged import privileged_of
 from gui_envs.reward_wrappers import with_reward
 from gui_envs.reward_wrappers.graph import StrategyGraphReward
+from gui_envs.schema.actions import Action, InvalidActionError
+from gui_envs.schema.privileged import privileged_of
 from trainers.trl.config import GuiGymTRLConfig
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -227,7 +227,7 @@ class GuiGymEnvironment:
                 StrategyGraphReward(env, graphs=cfg.graphs, mode="increment"), "graph", lambda: self.episode
             )
         if cfg.action_mode == "text":
-            from trainers.policy import resolve_output_format
+            from trainers.policy_setup import resolve_output_format
 
             self._format = resolve_output_format(cfg.output_format, cfg.env_kwargs)
         self._envs[env_id] = env

@@ -11,7 +11,7 @@ Templates subclass one of the three judges of the task core (:mod:`gui_envs.task
 
 Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step looks at the current
 :class:`PhoneView` (the element list parsed from the hierarchy) and returns a concrete
-:class:`~gui_envs.actions.Action` in screenshot pixels, scrolling first when its target is not on screen.
+:class:`~gui_envs.schema.actions.Action` in screenshot pixels, scrolling first when its target is not on screen.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from gui_envs.actions import Action
 from gui_envs.android.hierarchy import UIElement
 from gui_envs.browser.site import SiteState
+from gui_envs.schema.actions import Action
 from gui_envs.tasks import base as core
 from gui_envs.tasks.base import Do, OracleError, PlanStep
 

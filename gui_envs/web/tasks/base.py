@@ -24,9 +24,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from gui_envs.actions import Action
 from gui_envs.browser.observation import PageView
 from gui_envs.browser.site import SiteState, origin
+from gui_envs.schema.actions import Action
 from gui_envs.tasks import base as core
 from gui_envs.tasks.base import Do, OracleError, PlanStep
 

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gui_envs.actions import MAX_SCROLL_AMOUNT, Action
 from gui_envs.android.apps.expenses import Expenses
 from gui_envs.android.backend import DeviceActionError
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.tasks import TASKS
 from gui_envs.android.uiautomator2_backend import SEND_CHUNK, UiAutomator2Backend
 from gui_envs.browser.site import Request, Response, SiteState
+from gui_envs.schema.actions import MAX_SCROLL_AMOUNT, Action
 from tests.gui_envs.android.conftest import FIXTURES
 from tests.gui_envs.android.fake_u2 import ReplayDevice, recorded_frames
 from tests.gui_envs.crash_strategies import hostile_actions

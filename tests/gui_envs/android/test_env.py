@@ -15,11 +15,11 @@ from gymnasium.utils.env_checker import check_env
 from typer.testing import CliRunner
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
 from gui_envs.android.env import GuiAndroidEnv, UnknownTaskError
 from gui_envs.android.tasks import TASKS
-from gui_envs.privileged import privileged_of
-from gui_envs.trajectory import load_trajectories
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of
+from gui_envs.schema.trajectory import load_trajectories
 from guigym.cli import app
 from tests.gui_envs.android.conftest import needs_chromium
 from tests.oracle_helpers import run_oracle

@@ -18,8 +18,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from gui_envs import judge_audit
-from gui_envs.actions import Action
+from benchmarks.judge_attacks import blind_policies
 from gui_envs.android.apps.clock import Clock
 from gui_envs.android.apps.contacts import Contacts
 from gui_envs.android.apps.expenses import Expenses
@@ -30,6 +29,7 @@ from gui_envs.android.apps.settings import Settings
 from gui_envs.android.tasks import TASKS
 from gui_envs.android.tasks.base import StateTask, names_part_of
 from gui_envs.browser.site import Request
+from gui_envs.schema.actions import Action
 from tests.gui_envs.judge_suite import check_template
 
 CLOCK, CONTACTS, EXPENSES = Clock.package, Contacts.package, Expenses.package
@@ -40,30 +40,30 @@ SWITCHES = ("wifi", "bluetooth", "airplane", "dark_mode", "adaptive")
 
 
 def answer_templates() -> list[str]:
-    return [n for n in judge_audit.templates("phone") if judge_audit.is_answer_task(judge_audit.build_task("phone", n, 0))]
+    return [n for n in blind_policies.templates("phone") if blind_policies.is_answer_task(blind_policies.build_task("phone", n, 0))]
 
 
 def infeasible_templates() -> list[str]:
-    return sorted(set(judge_audit.templates("phone")) - set(answer_templates()))
+    return sorted(set(blind_policies.templates("phone")) - set(answer_templates()))
 
 
 def state_templates() -> list[str]:
     return sorted(n for n, t in TASKS.items() if issubclass(t, StateTask))
 
 
-@pytest.mark.parametrize("name", judge_audit.templates("phone"))
+@pytest.mark.parametrize("name", blind_policies.templates("phone"))
 def test_blind_policies_score_nothing_but_chance(name: str) -> None:
     check_template("phone", name)
 
 
 def test_phone_answers_use_the_shared_judge() -> None:
     # The unit and currency rules reach the phone too: "25 min" for "25 minutes", "$" on an amount in dollars.
-    task = judge_audit.build_task("phone", "recipes.cooking_time", 0)
+    task = blind_policies.build_task("phone", "recipes.cooking_time", 0)
     value = task.reference_answer.split()[0]
-    assert judge_audit.judge(task, Action.stop(answer=f"{value} min")) == 1.0
-    assert judge_audit.judge(task, Action.stop(answer=f"It takes {value} minutes")) == 0.0
-    task = judge_audit.build_task("phone", "expenses.expense_amount", 0)
-    assert judge_audit.judge(task, Action.stop(answer=f"${task.reference_answer}")) == 1.0
+    assert blind_policies.judge(task, Action.stop(answer=f"{value} min")) == 1.0
+    assert blind_policies.judge(task, Action.stop(answer=f"It takes {value} minutes")) == 0.0
+    task = blind_policies.build_task("phone", "expenses.expense_amount", 0)
+    assert blind_policies.judge(task, Action.stop(answer=f"${task.reference_answer}")) == 1.0
 
 
 # ----- names --------------------------------------------------------------------------------------------------
@@ -84,15 +84,15 @@ def best_constant(name: str, seeds: range) -> tuple[str, float, float]:
     pool: list[str] = []
     tasks, chance = [], 0.0
     for seed in seeds:
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         # build_task shares the databases: read the candidates before the next seed replaces them.
-        cands = judge_audit.candidates(task)
+        cands = blind_policies.candidates(task)
         pool.extend(cands)
         tasks.append(task)
         chance += 1.0 / len(cands)
     # An answer judge reads only the reference, so the older tasks still judge after their databases moved on.
     pool = list(dict.fromkeys(pool))
-    wins = {c: sum(judge_audit.judge(t, Action.stop(answer=c)) >= 1.0 for t in tasks) for c in pool}
+    wins = {c: sum(blind_policies.judge(t, Action.stop(answer=c)) >= 1.0 for t in tasks) for c in pool}
     best = max(pool, key=lambda c: wins[c])
     return best, wins[best] / len(tasks), chance / len(tasks)
 
@@ -112,7 +112,7 @@ def test_no_constant_answer_beats_a_blind_guess() -> None:
 def test_the_android_version_is_seeded() -> None:
     versions = set()
     for seed in range(40):
-        task = judge_audit.build_task("phone", "settings.android_version", seed)
+        task = blind_policies.build_task("phone", "settings.android_version", seed)
         versions.add(task.candidates()[0])
         assert task.reference_answer in task.candidates()
     assert len(versions) >= 4
@@ -120,11 +120,11 @@ def test_the_android_version_is_seeded() -> None:
 
 def test_count_tasks_change_the_app_to_match_the_drawn_count() -> None:
     for seed in range(20):
-        task = judge_audit.build_task("phone", "recipes.count_cuisine", seed)
+        task = blind_policies.build_task("phone", "recipes.count_cuisine", seed)
         like = f"%{task.cuisine}%"
         rows = task.rows("SELECT id FROM recipes WHERE name LIKE ? OR cuisine LIKE ?", (like, like))
         assert str(len(rows)) == task.reference_answer
-        task = judge_audit.build_task("phone", "clock.count_enabled_alarms", seed)
+        task = blind_policies.build_task("phone", "clock.count_enabled_alarms", seed)
         assert str(len(task.rows("SELECT id FROM alarms WHERE enabled = 1"))) == task.reference_answer
 
 
@@ -154,23 +154,23 @@ INFEASIBLE = ("send_phone_number", "remove_expense", "launch_app", "read_note_al
 @pytest.mark.parametrize("name", sorted(n for n in TASKS if n.split(".")[1] in INFEASIBLE))
 def test_only_a_search_for_the_asked_thing_is_a_look(name: str) -> None:
     for seed in range(6):
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         assert searched(task, task.missing) == 1.0, (name, seed)
         # One whole word of the name is a look when it finds nothing ("Wellington" for "Beef Wellington").
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         word = max(task.missing.split(), key=len)
         hits = search(task, word)
         assert task.evaluate(Action.stop(status="infeasible")) == (1.0 if hits == 0 else 0.0)
         # The whole instruction pasted into the search box finds nothing whatever the app holds: no look.
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         assert searched(task, task.instruction) == 0.0
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         assert searched(task, f"{task.missing} please") == 0.0
         # A word fragment, as a prober types on every task.
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         assert searched(task, task.missing.lower()[1:4]) == 0.0
         # A sweep of every name the template could ask about, the asked one among them.
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         sweep = [o for o in task.alternatives() if o != task.missing][:40] + [task.missing]
         assert len(sweep) >= 4 and searched(task, *sweep) == 0.0
 
@@ -187,7 +187,7 @@ def test_task_independent_looks_never_pass() -> None:
     probes = ("the", "a", "an", "ing", "er", "on", "app", "note", "recipe", "setting", "zzz", "x")
     for name in infeasible_templates():
         for seed in range(30):
-            task = judge_audit.build_task("phone", name, seed)
+            task = blind_policies.build_task("phone", name, seed)
             assert searched(task, *probes, task.instruction) == 0.0, (name, seed)
 
 
@@ -375,7 +375,7 @@ def test_every_state_template_has_a_side_effect_check() -> None:
 @pytest.mark.parametrize("name", state_templates())
 def test_the_asked_change_passes_and_one_more_fails(name: str) -> None:
     for seed in range(4):
-        task = judge_audit.build_task("phone", name, seed)
+        task = blind_policies.build_task("phone", name, seed)
         assert task.evaluate(None) == 0.0 and not task.side_effects(), (name, seed)
         if name in ITEMS:
             item = ITEMS[name]
@@ -394,7 +394,7 @@ def test_the_asked_change_passes_and_one_more_fails(name: str) -> None:
 
 
 def test_a_switch_flipped_back_is_no_side_effect() -> None:
-    task = judge_audit.build_task("phone", "settings.wifi", 0)
+    task = blind_policies.build_task("phone", "settings.wifi", 0)
     ITEMS["settings.wifi"].touch(task, task.rowid("settings", "key = 'wifi'"))
     bluetooth = task.rowid("settings", "key = 'bluetooth'")
     ITEMS["settings.wifi"].touch(task, bluetooth)
@@ -411,7 +411,7 @@ def sweep_rate(names: list[str], seeds: range) -> tuple[float, float]:
     for name in names:
         item = ITEMS[name]
         for seed in seeds:
-            task = judge_audit.build_task("phone", name, seed)
+            task = blind_policies.build_task("phone", name, seed)
             _prepare(name, task)
             rows = item.items(task)
             assert item.target(task) in rows
@@ -447,12 +447,12 @@ def test_flipping_every_switch_passes_only_as_a_blind_guess() -> None:
 
 def test_open_account_fails_once_another_account_was_opened() -> None:
     """Opening accounts in turn until the asked one shows (a sweep) fails; opening the asked one first passes."""
-    from gui_envs.blind_sweep import FormBrowser
+    from benchmarks.judge_attacks.blind_sweep import FormBrowser
 
     for seed in range(6):
         for wrong_first in (False, True):
-            task = judge_audit.build_task("phone", "expenses.open_account", seed)
-            state, _, shown = judge_audit.site_of("phone", task)
+            task = blind_policies.build_task("phone", "expenses.open_account", seed)
+            state, _, shown = blind_policies.site_of("phone", task)
             browser = FormBrowser(state, shown)
             ids = [r[0] for r in task.rows("SELECT id FROM accounts ORDER BY id")]
             if wrong_first:

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from gui_envs.actions import Action
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.reward_wrappers import BinaryReward, ContinuousReward, SweetSpotReward
+from gui_envs.schema.actions import Action
 from tests.gui_envs.android.conftest import needs_chromium
 
 pytestmark = [needs_chromium]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import psutil
 import pytest
 
-from gui_envs.actions import Action
 from gui_envs.android.backend import DeviceError
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.hierarchy import UIElement, parse_hierarchy
 from gui_envs.android.simulated import LAUNCHER_PACKAGE, SimulatedPhone
+from gui_envs.schema.actions import Action
 
 
 @pytest.fixture()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gui_envs.actions import Action
 from gui_envs.android.backend import DeviceError
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.hierarchy import parse_hierarchy
 from gui_envs.android.uiautomator2_backend import UiAutomator2Backend
+from gui_envs.schema.actions import Action
 from tests.gui_envs.android.conftest import FIXTURES
 from tests.gui_envs.android.fake_u2 import DeviceGone, ReplayDevice, recorded_frames
 

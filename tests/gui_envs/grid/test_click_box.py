@@ -12,8 +12,8 @@ import pytest
 import gui_envs  # noqa: F401
 from agents.prompts.box import CELL_NAMES, BoxFormat
 from agents.prompts.formats import PromptContext
-from gui_envs.actions import Action
 from gui_envs.reward_wrappers import with_reward
+from gui_envs.schema.actions import Action
 
 
 def _boxes(obs: dict) -> list[dict]:

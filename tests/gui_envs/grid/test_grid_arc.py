@@ -14,7 +14,7 @@ from gui_envs.grid import arc_data
 from gui_envs.grid.arc import PAD, ArcEnv
 from gui_envs.grid.arc_data import FAMILIES, procedural_task
 from gui_envs.grid.errors import ArcDataUnavailableError, GridConfigError
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

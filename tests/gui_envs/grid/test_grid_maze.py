@@ -21,8 +21,8 @@ from gui_envs.grid.maze_gen import (
     grid_side,
     make_layout,
 )
-from gui_envs.grid.verifiers import verify_maze_path
-from gui_envs.privileged import privileged_of
+from gui_envs.grid.solution_checks import verify_maze_path
+from gui_envs.schema.privileged import privileged_of
 
 
 def _floor_adjacencies(walkable: np.ndarray) -> int:

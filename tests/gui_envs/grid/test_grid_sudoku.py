@@ -10,10 +10,10 @@ from gymnasium.utils.env_checker import check_env
 import gui_envs  # noqa: F401  (registers the ids)
 from gui_envs.grid.errors import GridConfigError
 from gui_envs.grid.render import digits_to_text
+from gui_envs.grid.solution_checks import verify_sudoku
 from gui_envs.grid.sudoku import SudokuEnv
 from gui_envs.grid.sudoku_gen import MAX_BLANKS, count_solutions, generate_sudoku, solve
-from gui_envs.grid.verifiers import verify_sudoku
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.privileged import privileged_of
 
 
 @pytest.mark.parametrize("blanks", [0, 20, 50, 55])

@@ -11,7 +11,7 @@ from pettingzoo.test import api_test, parallel_api_test  # noqa: E402
 
 import gui_envs  # noqa: E402,F401
 from gui_envs.multi import GroupConfigError, env, parallel_env  # noqa: E402
-from gui_envs.privileged import privileged_of  # noqa: E402
+from gui_envs.schema.privileged import privileged_of  # noqa: E402
 from rewards.sca import spatial_credit  # noqa: E402
 
 

@@ -15,12 +15,12 @@ import pytest
 pytest.importorskip("pettingzoo")
 
 import gui_envs  # noqa: E402,F401
-from gui_envs.actions import Action  # noqa: E402
 from gui_envs.browser.session import BrowserCrashedError  # noqa: E402
 from gui_envs.browser.site import SiteState  # noqa: E402
 from gui_envs.multi import GroupEnv  # noqa: E402
-from gui_envs.privileged import privileged_of  # noqa: E402
-from gui_envs.upcoming import Upcoming, announce  # noqa: E402
+from gui_envs.schema.actions import Action  # noqa: E402
+from gui_envs.schema.privileged import privileged_of  # noqa: E402
+from gui_envs.schema.upcoming import Upcoming, announce  # noqa: E402
 from gui_envs.web.tasks import SITES  # noqa: E402
 
 WEB = {"sites": ("shop",), "tasks": ["shop.add_to_wishlist"]}

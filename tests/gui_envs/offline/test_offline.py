@@ -10,8 +10,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
 from gui_envs.offline import READERS, read_dataset, score_step, write_fixture
+from gui_envs.schema.actions import Action
 
 EXPECTED = {  # dataset: (episodes, steps of the first episode, first recorded action)
     "screenspot": (

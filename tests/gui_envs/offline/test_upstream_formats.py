@@ -15,10 +15,10 @@ import gymnasium as gym
 import pytest
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
 from gui_envs.offline import OfflineRecordError, read_dataset, score_step
 from gui_envs.offline.android_readers import aitz_scroll_direction, odyssey_scroll_direction
 from gui_envs.offline.conventions import gui_r1_f1, levenshtein_ratio, odyssey_text_match
+from gui_envs.schema.actions import Action
 from tests.gui_envs.offline import upstream_samples as up
 
 SIZE = (up.W, up.H)

@@ -14,9 +14,9 @@ import pytest
 
 import gui_envs  # noqa: F401
 from agents.oracle import record_oracle
-from gui_envs.actions import Action
-from gui_envs.judge_audit import build_task, every_option, judge
+from benchmarks.judge_attacks.blind_policies import build_task, every_option, judge
 from gui_envs.reward_wrappers import with_reward
+from gui_envs.schema.actions import Action
 from gui_envs.tasks.judging import answers_match
 from gui_envs.verifiers import api, run_label_functions
 from gui_envs.verifiers.api import view_from_records

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("playwright")
 
 from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium  # noqa: E402
-from gui_envs.privileged import privileged_of  # noqa: E402
+from gui_envs.schema.privileged import privileged_of  # noqa: E402
 from gui_envs.web.env import GuiWebEnv  # noqa: E402
 
 try:

@@ -1,4 +1,4 @@
-"""Announced resets (gui_envs.upcoming): a named reset that was announced is served from the start prepared in the
+"""Announced resets (gui_envs.schema.upcoming): a named reset that was announced is served from the start prepared in the
 background, plays the episode the same reset gives unannounced, and that start is isolated from the agent."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import gui_envs  # noqa: F401
-import gui_envs.upcoming
-from gui_envs.actions import Action
+import gui_envs.schema.upcoming
 from gui_envs.browser.site import SiteState
-from gui_envs.errors import ResetOptionsError
+from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import ResetOptionsError
+from gui_envs.schema.upcoming import Upcoming, UpcomingResets, announce
 from gui_envs.tasks.base import UnknownTaskError
-from gui_envs.upcoming import Upcoming, UpcomingResets, announce
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.tasks import SITES
 from tests.gui_envs.web.conftest import episode
@@ -46,7 +46,7 @@ def test_the_plan_is_used_in_order_and_skipped_entries_are_dropped() -> None:
 
 
 def test_doctests() -> None:
-    assert doctest.testmod(gui_envs.upcoming).failed == 0
+    assert doctest.testmod(gui_envs.schema.upcoming).failed == 0
 
 
 def test_an_env_without_prepared_resets_ignores_announcements() -> None:

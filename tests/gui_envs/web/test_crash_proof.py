@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gui_envs.actions import Action
 from gui_envs.browser.observation import parse_elements
 from gui_envs.browser.site import Request, Response, Router, Site, SiteState
+from gui_envs.schema.actions import Action
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.tasks import SITES, TASKS
 from tests.gui_envs.crash_strategies import hostile_actions

@@ -10,10 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
 from gui_envs.browser.observation import parse_elements
 from gui_envs.browser.site import Request, Response
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of
 from gui_envs.web.env import GuiWebEnv, UnknownTaskError
 from tests.oracle_helpers import run_oracle
 

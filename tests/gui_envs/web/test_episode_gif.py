@@ -8,8 +8,8 @@ from PIL import Image
 
 from agents import OracleAgent
 from agents.episode import run_episode
-from gui_envs.episode_gif import main, trajectory_to_gif
 from gui_envs.web.env import GuiWebEnv
+from guigym.episode_gif import main, trajectory_to_gif
 
 
 def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_record_and_replay(web_env: GuiWebEnv, tmp_path: Path) -> None:
 def test_cli_records_oracle_episodes_with_screenshots(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from gui_envs.trajectory import load_trajectories
+    from gui_envs.schema.trajectory import load_trajectories
     from guigym.cli import app
 
     out = tmp_path / "x"

@@ -8,8 +8,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
-from gui_envs.privileged import privileged_of
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of
 from gui_envs.web.describe import describe_page
 from tests.oracle_helpers import string_matcher_hits
 

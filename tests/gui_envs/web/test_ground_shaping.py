@@ -8,9 +8,9 @@ import gymnasium as gym
 import pytest
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
-from gui_envs.privileged import privileged_of
 from gui_envs.reward_wrappers import SweetSpotReward
+from gui_envs.schema.actions import Action
+from gui_envs.schema.privileged import privileged_of
 
 
 def test_sweet_spot_reward_on_gui_web_ground() -> None:

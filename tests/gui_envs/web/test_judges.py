@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gui_envs import judge_audit
-from gui_envs.actions import Action
-from gui_envs.blind_sweep import FormBrowser
+from benchmarks.judge_attacks import blind_policies
+from benchmarks.judge_attacks.blind_sweep import FormBrowser
+from gui_envs.schema.actions import Action
 from gui_envs.tasks.base import AnswerTask, InfeasibleTask, StateTask
 from gui_envs.tasks.judging import NUMERIC_TOLERANCE, answers_match
 from gui_envs.web.env import GuiWebEnv
@@ -59,58 +59,58 @@ def test_answers_match(answer: str, reference: str, expected: bool) -> None:
 def test_condition_of_listing_every_condition_fails() -> None:
     # Regression: "New, Like new, Good, Fair" used to pass classifieds.condition_of on every seed.
     for seed in range(60):
-        task = judge_audit.build_task("web", "classifieds.condition_of", seed)
-        assert judge_audit.judge(task, Action.stop(answer="New, Like new, Good, Fair")) == 0.0
+        task = blind_policies.build_task("web", "classifieds.condition_of", seed)
+        assert blind_policies.judge(task, Action.stop(answer="New, Like new, Good, Fair")) == 0.0
 
 
 def test_echoing_the_question_fails_count_under_price() -> None:
     # Regression: echoing the instruction passed shop.count_under_price on 11/60 seeds (its first number).
     for seed in range(60):
-        task = judge_audit.build_task("web", "shop.count_under_price", seed)
-        assert judge_audit.judge(task, Action.stop(answer=task.instruction)) == 0.0
+        task = blind_policies.build_task("web", "shop.count_under_price", seed)
+        assert blind_policies.judge(task, Action.stop(answer=task.instruction)) == 0.0
 
 
 def test_seller_names_score_a_blind_guess() -> None:
     # Regression: three seller names passed classifieds.seller_of on 38/60 seeds; one guess deserves 1/6.
     three, wins = ", ".join(SELLERS[:3]), {s: 0 for s in SELLERS}
     for seed in range(60):
-        task = judge_audit.build_task("web", "classifieds.seller_of", seed)
-        assert judge_audit.judge(task, Action.stop(answer=three)) == 0.0
-        assert judge_audit.judge(task, Action.stop(answer=f"{SELLERS[0]} {SELLERS[1]}")) == 0.0
+        task = blind_policies.build_task("web", "classifieds.seller_of", seed)
+        assert blind_policies.judge(task, Action.stop(answer=three)) == 0.0
+        assert blind_policies.judge(task, Action.stop(answer=f"{SELLERS[0]} {SELLERS[1]}")) == 0.0
         for s in SELLERS:
-            wins[s] += int(judge_audit.judge(task, Action.stop(answer=s)))
+            wins[s] += int(blind_policies.judge(task, Action.stop(answer=s)))
     assert sum(wins.values()) == 60  # exactly one seller is right on every seed
 
 
-@pytest.mark.parametrize("name", judge_audit.templates("web"))
+@pytest.mark.parametrize("name", blind_policies.templates("web"))
 def test_blind_policies_score_nothing_but_chance(name: str) -> None:
     check_template("web", name)
 
 
 def test_named_product_needs_a_search_that_finds_nothing() -> None:
-    task = judge_audit.build_task("web", "shop.add_named_product", 0)
+    task = blind_policies.build_task("web", "shop.add_named_product", 0)
     stop, home = Action.stop(status="infeasible"), task.visited[0]
     word = task.wanted.split()[1]  # "Quantum", "Hover", "Time": no product has it
-    assert judge_audit.judge(task, stop) == 0.0
+    assert blind_policies.judge(task, stop) == 0.0
     task.visited.append(f"{home}?q={task.wanted.split()[0]}")  # "Acme" / "Tidal" / "Orchid": found products
     assert task.query("SELECT 1 FROM products WHERE name LIKE ?", (f"%{task.wanted.split()[0]}%",))
-    assert judge_audit.judge(task, stop) == 0.0
+    assert blind_policies.judge(task, stop) == 0.0
     task.visited.append(f"{home}?q={word}")
-    assert judge_audit.judge(task, stop) == 1.0
-    assert judge_audit.judge(task, Action.stop()) == 0.0  # looked, but claimed success
+    assert blind_policies.judge(task, stop) == 1.0
+    assert blind_policies.judge(task, Action.stop()) == 0.0  # looked, but claimed success
 
 
 def test_names_keep_the_verdict_to_themselves() -> None:
     # Every agent reads info["task"]: "shop.infeasible_size" told it the verdict before it looked. Class names
     # never reach an agent, but a web template's stays as honest as its name.
-    for family in judge_audit.FAMILIES:
-        for name in judge_audit.templates_of(family):
-            assert not any(word in name for word in judge_audit.VERDICT_WORDS), (family, name)
+    for family in blind_policies.FAMILIES:
+        for name in blind_policies.templates_of(family):
+            assert not any(word in name for word in blind_policies.VERDICT_WORDS), (family, name)
     for cls in WEB_TASKS.values():
         assert not any(word in cls.__name__.lower() for word in ("infeasible", "missing", "nosuch", "impossible")), cls
 
 
-@pytest.mark.parametrize("name", judge_audit.templates_of("web", (InfeasibleTask,)))
+@pytest.mark.parametrize("name", blind_policies.templates_of("web", (InfeasibleTask,)))
 def test_infeasible_stop_at_step_one_fails_in_the_env(web_env: GuiWebEnv, name: str) -> None:
     # Regression: stop(status="infeasible") at step 1 passed every web infeasible template.
     for seed in (0, 1):
@@ -123,7 +123,7 @@ def test_infeasible_stop_at_step_one_fails_in_the_env(web_env: GuiWebEnv, name: 
 #: Enough seeds that a prior shows ("4" passed shop.wishlist_count on 47/200 against a chance of 0.02), few
 #: enough that every answer template is measured in about ten seconds.
 CONSTANT_SEEDS = range(200)
-ANSWER_TEMPLATES = judge_audit.templates_of("web", (AnswerTask,))
+ANSWER_TEMPLATES = blind_policies.templates_of("web", (AnswerTask,))
 
 
 def fair_most(n: int, p: float, k: int, alpha: float = 0.01) -> int:
@@ -146,21 +146,21 @@ def fair_most(n: int, p: float, k: int, alpha: float = 0.01) -> int:
 @pytest.fixture(scope="module")
 def constants() -> dict[str, tuple[str, int, float, int]]:
     """Per answer template: the best constant answer, the seeds it passes, the mean chance, and how many
-    distinct answers were right on some seed. The same measure as :func:`judge_audit.best_constant`, faster:
+    distinct answers were right on some seed. The same measure as :func:`blind_policies.best_constant`, faster:
     the seeds in the outer loop build each seed's databases once for all templates, and each task is built once
     (an answer judge reads the stop and the reference only, never the databases the next build restores)."""
     tasks: dict[str, list[AnswerTask]] = {name: [] for name in ANSWER_TEMPLATES}
     chances = dict.fromkeys(ANSWER_TEMPLATES, 0.0)
     for seed in CONSTANT_SEEDS:
         for name in ANSWER_TEMPLATES:
-            task = judge_audit.build_task("web", name, seed)
+            task = blind_policies.build_task("web", name, seed)
             assert type(task).evaluate is AnswerTask.evaluate, name  # else it must be judged before the next build
             tasks[name].append(task)
-            chances[name] += judge_audit.chance(task) / len(CONSTANT_SEEDS)
+            chances[name] += blind_policies.chance(task) / len(CONSTANT_SEEDS)
     out = {}
     for name in ANSWER_TEMPLATES:
         pool = list(dict.fromkeys(str(t.reference_answer) for t in tasks[name]))
-        wins = {a: sum(judge_audit.judge(t, Action.stop(answer=a)) >= 1.0 for t in tasks[name]) for a in pool}
+        wins = {a: sum(blind_policies.judge(t, Action.stop(answer=a)) >= 1.0 for t in tasks[name]) for a in pool}
         best = max(pool, key=lambda a: wins[a])
         out[name] = (best, wins[best], chances[name], len(pool))
     return out
@@ -176,8 +176,8 @@ def test_no_constant_answer_beats_a_blind_guess(constants: dict[str, tuple[str, 
 def test_the_constant_measure_is_the_audits() -> None:
     seeds = range(12)
     for name in ("shop.colour_count", "classifieds.seller_of"):
-        best, rate = judge_audit.best_constant("web", name, seeds)
-        wins = sum(judge_audit.judge(judge_audit.build_task("web", name, s), Action.stop(answer=best)) >= 1.0 for s in seeds)
+        best, rate = blind_policies.best_constant("web", name, seeds)
+        wins = sum(blind_policies.judge(blind_policies.build_task("web", name, s), Action.stop(answer=best)) >= 1.0 for s in seeds)
         assert rate == wins / len(seeds) and rate > 0
 
 
@@ -193,14 +193,14 @@ def test_fair_most_catches_a_prior_and_passes_noise() -> None:
 # ----- state judges: a side effect fails the episode (issue 23) ------------------------------------------------
 class Episode:
     """One scripted episode of a web state template, without a browser: each request goes to the site's own
-    handlers (:class:`~gui_envs.blind_sweep.FormBrowser`: the form a click submits, the page a typed URL opens,
-    redirects followed), the location after it is recorded as the env records it, and the judge is asked after
-    it as the env asks after each step. The episode ends when the judge passes; a script that never makes it
-    pass ends with ``stop(status="success")``."""
+    handlers (:class:`~benchmarks.judge_attacks.blind_sweep.FormBrowser`: the form a click submits, the page a
+    typed URL opens, redirects followed), the location after it is recorded as the env records it, and the judge
+    is asked after it as the env asks after each step. The episode ends when the judge passes; a script that
+    never makes it pass ends with ``stop(status="success")``."""
 
     def __init__(self, name: str, seed: int) -> None:
-        self.task = judge_audit.build_task("web", name, seed)
-        state, _, _ = judge_audit.site_of("web", self.task)
+        self.task = blind_policies.build_task("web", name, seed)
+        state, _, _ = blind_policies.site_of("web", self.task)
         self.browser = FormBrowser(state, lambda _path: None)
         self.ended = False
 
@@ -384,7 +384,7 @@ def touch_another(e: Episode, name: str) -> None:
     touch(e, next(i for i in items(e.task) if i != target(e.task)))
 
 
-STATE_TEMPLATES = judge_audit.templates_of("web", (StateTask,))
+STATE_TEMPLATES = blind_policies.templates_of("web", (StateTask,))
 
 
 def test_every_state_template_has_a_script() -> None:
@@ -430,4 +430,4 @@ def test_a_sweep_passes_only_when_its_first_item_is_the_target(name: str) -> Non
         assert e.passed == (items[0] == target), (name, seed, items[:3], target)
         wins += e.passed
         chance += 1 / len(items) / len(seeds)
-    assert wins / len(seeds) <= chance + judge_audit.binomial_slack(chance, len(seeds)) + 1e-9, (name, wins, chance)
+    assert wins / len(seeds) <= chance + blind_policies.binomial_slack(chance, len(seeds)) + 1e-9, (name, wins, chance)

@@ -7,8 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs
-from gui_envs.actions import Action
 from gui_envs.browser.observation import parse_elements
+from gui_envs.schema.actions import Action
 
 pytest.importorskip("miniwob")
 

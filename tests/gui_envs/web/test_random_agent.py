@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 
-from gui_envs.action_space import ActionSpace
+from gui_envs.schema.action_space import ActionSpace
 from gui_envs.web.env import GuiWebEnv
 from tests.random_helpers import random_walk
 
@@ -26,7 +26,7 @@ def test_random_agent_on_miniwob_sends_no_malformed_action() -> None:
 
 def test_miniwob_step_after_leaving_the_task_page_is_not_an_error() -> None:
     pytest.importorskip("miniwob")
-    from gui_envs.actions import Action
+    from gui_envs.schema.actions import Action
 
     with gym.make("GuiWeb-MiniWoB-click-button-v0") as env:
         env.reset(seed=0)

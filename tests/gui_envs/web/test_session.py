@@ -14,8 +14,8 @@ import psutil
 import pytest
 
 import gui_envs  # noqa: F401
-from gui_envs.actions import Action
 from gui_envs.browser.session import BrowserCrashedError, BrowserSession
+from gui_envs.schema.actions import Action
 from gui_envs.web.env import GuiWebEnv
 from tests.process_helpers import alive as _alive
 

@@ -8,10 +8,10 @@ import signal
 
 import pytest
 
-from gui_envs.actions import Action
 from gui_envs.android.env import PhoneEnvBase
 from gui_envs.browser.session import BrowserCrashedError
 from gui_envs.browser.shared import SharedBrowser
+from gui_envs.schema.actions import Action
 from gui_envs.web.env import GuiWebEnv, WebEnvBase
 
 TASK = {"task": "shop.open_wishlist", "seed": 0}

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from gui_envs.actions import Action
+from gui_envs.schema.actions import Action
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.tasks import TASKS, InfeasibleTask
 from tests.oracle_helpers import run_oracle

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gui_envs.actions import Action
-from gui_envs.trajectory import Step, Trajectory
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import Step, Trajectory
 from gui_envs.verifiers.api import view_of
 from trainers.core import abstraction, extrapolation
 from trainers.core.abstraction import (

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gui_envs.trajectory import load_trajectories
+from gui_envs.schema.trajectory import load_trajectories
 from gui_envs.verifiers.graph import StrategyGraph
 from trainers.core.config import CoreConfig
 from trainers.core.loop import finished_iterations, train_core

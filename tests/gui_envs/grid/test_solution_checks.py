@@ -1,4 +1,4 @@
-"""Hand-made accept/reject cases for the SSL App. B.4 verifiers."""
+"""Hand-made accept/reject cases for the grid solution checks (the SSL App. B.4 binary verifiers)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import doctest
 import numpy as np
 import pytest
 
-from gui_envs.grid import maze_gen, render, verifiers
+from gui_envs.grid import maze_gen, render, solution_checks
 from gui_envs.grid.maze_gen import FLOOR, GOAL, START, WALL
-from gui_envs.grid.verifiers import verify_arc, verify_maze_path, verify_sudoku
+from gui_envs.grid.solution_checks import verify_arc, verify_maze_path, verify_sudoku
 
 # A 5x5 grid: the start (1, 1) reaches the goal (3, 3) only via (1, 2), (1, 3), (2, 3).
 #   #####
@@ -33,7 +33,7 @@ LATIN = np.array([[(r + c) % 9 + 1 for c in range(9)] for r in range(9)])
 
 
 def test_doctests_pass() -> None:
-    for module in (verifiers, render, maze_gen):
+    for module in (solution_checks, render, maze_gen):
         assert doctest.testmod(module).failed == 0
 
 

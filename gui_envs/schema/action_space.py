@@ -1,7 +1,7 @@
-"""The gymnasium space of every GUI env: all valid :class:`~gui_envs.actions.Action` values, sampled in a viewport.
+"""The gymnasium space of every GUI env: all valid :class:`~gui_envs.schema.actions.Action` values, sampled in a viewport.
 
 :class:`ActionSpace` is what ``env.action_space`` is on the web, phone, MiniWoB, grounding (text mode) and
-offline envs. Its ``contains`` is :func:`~gui_envs.actions.coerce_action`'s verdict (an ``Action``, its dict
+offline envs. Its ``contains`` is :func:`~gui_envs.schema.actions.coerce_action`'s verdict (an ``Action``, its dict
 form, or its JSON text), and ``sample()`` is a valid random action inside the viewport, so that
 :class:`agents.random_agent.RandomAgent` is a real random-click baseline rather than a stream of malformed
 text.
@@ -37,7 +37,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector.utils import create_empty_array
 
-from gui_envs.actions import DIRECTIONS, Action, coerce_action
+from gui_envs.schema.actions import DIRECTIONS, Action, coerce_action
 
 #: Probability of each sampled kind (module docstring); they sum to 1.
 DEFAULT_WEIGHTS: Mapping[str, float] = {"click": 0.60, "type": 0.15, "scroll": 0.15, "back": 0.05, "stop": 0.05}

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFont
 
-from gui_envs.actions import Action
-from gui_envs.episode_gif import CAPTION_FONT_PX, _wrap, trajectory_to_gif
-from gui_envs.trajectory import Step, Trajectory
+from gui_envs.schema.actions import Action
+from gui_envs.schema.trajectory import Step, Trajectory
+from guigym.episode_gif import CAPTION_FONT_PX, _wrap, trajectory_to_gif
 
 LONG = "Open the Expenses app, pick the account called Pro Expense and delete the expense named 'Taxi to the airport'"
 

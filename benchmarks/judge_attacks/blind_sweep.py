@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
-from gui_envs.actions import Action
 from gui_envs.browser.site import Request, SiteState
+from gui_envs.schema.actions import Action
 
 #: An item page: ``/product/3``, ``/post/12``, ``/contact/4`` (one kind word, one id).
 ITEM_PATH = re.compile(r"^/[a-z_]+/\d+$")

@@ -5,9 +5,9 @@ The rules (the PettingZoo :class:`~gui_envs.multi.group.GroupEnv` follows them t
 
 * **One episode at a time.** ``step`` runs only inside an episode: before the first ``reset``, after a ``reset`` or
   ``step`` that raised, and after a step that returned ``terminated`` or ``truncated`` it raises
-  :class:`~gui_envs.errors.ResetNeededError`. An ended episode is never judged again: a second ``stop`` after a
+  :class:`~gui_envs.schema.errors.ResetNeededError`. An ended episode is never judged again: a second ``stop`` after a
   wrong one would otherwise be paid.
-* **Closed is final.** ``step`` and ``reset`` after ``close()`` raise :class:`~gui_envs.errors.EnvClosedError`; a
+* **Closed is final.** ``step`` and ``reset`` after ``close()`` raise :class:`~gui_envs.schema.errors.EnvClosedError`; a
   closed env never relaunches its browser. ``close`` may be called any number of times.
 * **One call at a time.** ``reset``, ``step`` and ``close`` of one env are serialised by the env's re-entrant
   lock: calls from several threads run one after another, in the order they take the lock. They still play one
@@ -15,7 +15,7 @@ The rules (the PettingZoo :class:`~gui_envs.multi.group.GroupEnv` follows them t
 * **Reset options** are ``None`` or a mapping whose keys are among the env class's :attr:`reset_options`; anything
   else is a ``ResetOptionsError`` (a ``TypeError`` and a ``ValueError``) that says what to pass, raised before the env changes.
 * **Bounded messages.** ``info["action_error"]``, ``["parse_error"]`` and ``["reason"]`` are cut to
-  :data:`~gui_envs.errors.MAX_ERROR_CHARS` characters.
+  :data:`~gui_envs.schema.errors.MAX_ERROR_CHARS` characters.
 
 So ``step`` raises only ``ResetNeededError`` and ``EnvClosedError`` (and a failure of the browser or device itself,
 which each env documents); an agent's action, however malformed, is a no-op with ``info["action_error"]``.
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
-from gui_envs.errors import EnvClosedError, ResetNeededError, ResetOptionsError, cap_message, safe_repr
+from gui_envs.schema.errors import EnvClosedError, ResetNeededError, ResetOptionsError, cap_message, safe_repr
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,7 +101,7 @@ def _check_step(env: Any, life: _Life) -> None:
 
 
 def check_reset_options(env: Any, options: Any) -> None:
-    """Raise :class:`~gui_envs.errors.ResetOptionsError` unless ``options`` is ``None`` or a mapping of the keys ``env`` takes
+    """Raise :class:`~gui_envs.schema.errors.ResetOptionsError` unless ``options`` is ``None`` or a mapping of the keys ``env`` takes
     (its class attribute ``reset_options``: name -> :class:`ResetOption`; ``None`` there: any keys, which the env
     passes on to envs that check them)."""
     if options is None:

@@ -18,8 +18,8 @@ def register_env(env_id: str, entry_point: str, description: str, **kwargs: Any)
     """Register ``env_id`` with gymnasium and remember its one-line description.
 
     Re-registering an id (for example after ``importlib.reload``) is a no-op instead of a warning. The envs keep
-    their own order (:mod:`gui_envs.lifecycle`), so gymnasium's ``OrderEnforcing`` wrapper is left out: it would
-    raise its plain ``ResetNeeded`` before the env's :class:`~gui_envs.errors.ResetNeededError` could.
+    their own order (:mod:`gui_envs.schema.lifecycle`), so gymnasium's ``OrderEnforcing`` wrapper is left out: it would
+    raise its plain ``ResetNeeded`` before the env's :class:`~gui_envs.schema.errors.ResetNeededError` could.
     """
     ENV_DESCRIPTIONS[env_id] = description
     if env_id in gym.registry:

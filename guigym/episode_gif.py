@@ -1,6 +1,6 @@
 """Replay a saved trajectory as an animated GIF.
 
-``python -m gui_envs.episode_gif runs/x/<trajectory id> out.gif`` writes one frame per step: the screenshot the
+``python -m guigym.episode_gif runs/x/<trajectory id> out.gif`` writes one frame per step: the screenshot the
 action answered, with the action drawn on it (a red ring at pointer targets) and a caption (the instruction,
 then step number, action, reward), then a last frame with the screen after the last action. Works for any
 guigym trajectory folder whose steps have screenshots (``--record``).
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.trajectory import Trajectory
+from gui_envs.schema.trajectory import Trajectory
 
 #: Caption font size in pixels: readable in a 360-px phone frame and in a 960-px web frame.
 CAPTION_FONT_PX = 14
@@ -144,7 +144,7 @@ def _point_of(step: object) -> tuple[float, float] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gui_envs.episode_gif", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m guigym.episode_gif", description=__doc__.splitlines()[0])
     parser.add_argument("folder", help="a trajectory folder (holds trajectory.jsonl)")
     parser.add_argument("out", help="the GIF to write")
     parser.add_argument("--frame-ms", type=int, default=800, help="milliseconds per frame")

@@ -1,6 +1,6 @@
 """The errors every guigym env raises the same way, and the one cap on the messages it hands back.
 
-``step`` raises only two exceptions, whatever it is given (:mod:`gui_envs.lifecycle` enforces both on every env):
+``step`` raises only two exceptions, whatever it is given (:mod:`gui_envs.schema.lifecycle` enforces both on every env):
 :class:`ResetNeededError` (no episode is running) and :class:`EnvClosedError` (the env was closed). A malformed
 action is never an exception: it is a no-op with ``info["action_error"]``, a message of at most
 :data:`MAX_ERROR_CHARS` characters (:func:`cap_message`) in which agent input is quoted by :func:`safe_repr`.

@@ -1,9 +1,10 @@
-"""The trained policy's side of the trainers: loading (LoRA, checkpointing, dtype) and batched log-probs.
+"""Batched log-probs of completions under the trained policy, as GRPO, SFT and DPO score them.
 
-Both GRPO and SFT score completions the same way: prompt tokens (left padded, as generation saw them) followed
-by completion tokens (right padded), one forward pass, ``log_softmax(logits / T)`` gathered at the completion
+Every trainer scores completions the same way: prompt tokens (left padded, as generation saw them) followed by
+completion tokens (right padded), one forward pass, ``log_softmax(logits / T)`` gathered at the completion
 tokens. Positions follow the attention mask so that left padding does not shift them (generation counts
-positions the same way), which keeps the recomputed log-probs equal to the sampler's.
+positions the same way), which keeps the recomputed log-probs equal to the sampler's. :func:`split_by_tokens`
+cuts a batch into micro-batches under a token budget.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class TokenBatch:
             raise ValueError("select() splits text batches only; encode a VLM's mini-batch with encode_batch")
         idx = torch.as_tensor(list(rows), dtype=torch.long, device=self.completion_ids.device)
         inputs = {k: v[idx] for k, v in self.inputs.items()}
-        return TokenBatch(inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len, self.suppressed)
+        return TokenBatch(
+            inputs, self.completion_ids[idx], self.completion_mask[idx], self.prompt_len, self.suppressed
+        )
 
 
 def encode_batch(
@@ -88,7 +91,9 @@ def encode_batch(
         inputs["position_ids"] = (inputs["attention_mask"].cumsum(-1) - 1).clamp(min=0)
     device = generator.device
     suppressed = tuple(getattr(generator, "suppress_ids", ()))
-    return TokenBatch({k: v.to(device) for k, v in inputs.items()}, comp.to(device), cmask.to(device), p, suppressed)
+    return TokenBatch(
+        {k: v.to(device) for k, v in inputs.items()}, comp.to(device), cmask.to(device), p, suppressed
+    )
 
 
 def completion_logprobs(
@@ -157,7 +162,9 @@ def _chunked_logprobs(
         h, ids = hidden[:, s : s + step], batch.completion_ids[:, s : s + step]
         if torch.is_grad_enabled() and h.requires_grad:
             # Only h and ids are saved; the chunk's fp32 logits are recomputed in the backward pass.
-            logp, ent = checkpoint(_head_logprobs, head, h, ids, temperature, batch.suppressed, use_reentrant=False)
+            logp, ent = checkpoint(
+                _head_logprobs, head, h, ids, temperature, batch.suppressed, use_reentrant=False
+            )
         else:
             logp, ent = _head_logprobs(head, h, ids, temperature, batch.suppressed)
         parts.append(logp)
@@ -220,43 +227,3 @@ def prompt_lengths(
         enc = generator.processor(text=[text], images=[_to_pil(i) for i in imgs] or None, return_tensors="pt")
         out.append(int(enc["input_ids"].shape[1]))
     return out
-
-
-def enable_activation_checkpointing(model: Any) -> None:
-    """Recompute each decoder layer in the backward instead of keeping its activations (non-reentrant, so a LoRA
-    adapter's gradients flow without making the inputs require grad). Takes effect in ``train()`` mode."""
-    inner = getattr(model, "module", model)
-    if hasattr(inner, "activation_checkpointing_enable"):  # transformers >= 5.x; the old name warns
-        inner.activation_checkpointing_enable({"use_reentrant": False})
-    else:
-        inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-
-
-def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
-    """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
-    from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
-    if name == "cell":
-        from agents.prompts.cell import CellFormat
-
-        kwargs = kwargs or {}
-        return CellFormat(int(kwargs.get("rows", 3)), int(kwargs.get("cols", 3)))
-    if name == "box":
-        from agents.prompts.box import BoxFormat
-
-        return BoxFormat()
-    return name
-
-
-def apply_lora(model: Any, r: int, alpha: int, target_modules: str | list[str]) -> Any:
-    """Wrap ``model`` with a trainable LoRA adapter (``peft``); the base weights are frozen."""
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError as exc:  # pragma: no cover - peft is in the train extra
-        raise ImportError("lora=true needs peft: pip install 'guigym[train]'") from exc
-    config = LoraConfig(r=r, lora_alpha=alpha, target_modules=target_modules, lora_dropout=0.0, task_type="CAUSAL_LM")
-    return get_peft_model(model, config)
-
-
-def trainable_state(model: Any) -> dict[str, torch.Tensor]:
-    """The parameters that train (all of them, or only the adapter under LoRA), detached on CPU."""
-    return {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}

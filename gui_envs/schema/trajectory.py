@@ -43,8 +43,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gui_envs.actions import Action, InvalidActionError
-from gui_envs.atomic_folder import STALE_AFTER_S, clean_stale_temporaries, install_folder, temp_name
+from gui_envs.schema.actions import Action, InvalidActionError
+from gui_envs.schema.atomic_folder import STALE_AFTER_S, clean_stale_temporaries, install_folder, temp_name
 
 __all__ = [
     "FORMAT_VERSION",
@@ -103,7 +103,7 @@ class Step:
         truncated: the episode was cut off (step limit) at this step.
         info: the JSON-safe part of the env's ``info``.
         privileged: the env's privileged facts about the state the action was taken in (target box,
-            reference answer...; see :mod:`gui_envs.privileged`), for rewards and trainers; no agent reads it.
+            reference answer...; see :mod:`gui_envs.schema.privileged`), for rewards and trainers; no agent reads it.
         action_error: why the action was rejected, if it was.
         token_ids: generated token ids, for trainers.
         logprobs: log-probabilities of ``token_ids`` under the sampling policy.

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from gui_envs.actions import MAX_ANSWER_CHARS, Action
+from benchmarks.judge_attacks.blind_sweep import Form, FormBrowser, SweepResult, sweep
 from gui_envs.android.apps import default_apps
 from gui_envs.android.tasks import TASKS as PHONE_TASKS
 from gui_envs.android.tasks.base import PhoneState
-from gui_envs.blind_sweep import Form, FormBrowser, SweepResult, sweep
 from gui_envs.browser.site import SiteState
+from gui_envs.schema.actions import MAX_ANSWER_CHARS, Action
 from gui_envs.tasks.base import AnswerTask, InfeasibleTask, StateTask, Task
 from gui_envs.verifiers.api import view_from_records
 from gui_envs.verifiers.graph import StrategyGraph
@@ -103,7 +103,7 @@ def candidates(task: Any) -> list[str]:
 
 def every_option(task: Any) -> str:
     """All candidates, comma-separated, cut at the last whole candidate that fits an answer
-    (:data:`~gui_envs.actions.MAX_ANSWER_CHARS`): the longest list a ``stop`` action can carry."""
+    (:data:`~gui_envs.schema.actions.MAX_ANSWER_CHARS`): the longest list a ``stop`` action can carry."""
     answer = ""
     for option in candidates(task):
         longer = f"{answer}, {option}" if answer else option
@@ -220,8 +220,8 @@ def graph_list(task: Any) -> tuple[int, int]:
 
 
 def side_effect_sweep(family: str, task: Any) -> SweepResult:
-    """The blind sweep of :mod:`gui_envs.blind_sweep` on a state task: open every item page, press the buttons
-    the instruction names, until the judge passes. Fair when it passes at most ``1 / #items``."""
+    """The blind sweep of :mod:`benchmarks.judge_attacks.blind_sweep` on a state task: open every item page, press
+    the buttons the instruction names, until the judge passes. Fair when it passes at most ``1 / #items``."""
     state, start, shown = site_of(family, task)
     return sweep(task, state, start, shown)
 

@@ -1,6 +1,7 @@
-"""Binary verifiers C(tau) in {0, 1} for the grid tasks, as plain functions (SSL paper, App. B.4).
+"""Solution checks for the grid tasks: the binary verifiers C(tau) in {0, 1} of the SSL paper (App. B.4), as plain
+functions. (Not to be confused with :mod:`gui_envs.verifiers`, CORE's label functions over trajectories.)
 
-Each verifier returns a :class:`Verdict`: truthy when the answer is correct, with a one-line reason when
+Each check returns a :class:`Verdict`: truthy when the answer is correct, with a one-line reason when
 it is not, so an env can put the reason in ``info`` and an agent can learn from it.
 """
 

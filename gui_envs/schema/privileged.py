@@ -12,7 +12,7 @@ observation or in the ``info`` that ``reset`` and ``step`` return. They travel i
   each sub-env of a gymnasium vector env.
 
 Who reads it: the reward wrappers (:mod:`gui_envs.reward_wrappers`), the rollout collectors of :mod:`trainers`
-(they store it in :attr:`gui_envs.trajectory.Step.privileged`, which no agent is handed), the oracle agent and
+(they store it in :attr:`gui_envs.schema.trajectory.Step.privileged`, which no agent is handed), the oracle agent and
 ``guigym eval``'s scoring. Who never gets it: agents. :func:`agents.episode.run_episode` and the collectors
 pass agents the observation and :func:`public_info` of the info, which also strips the names below, should a
 third-party env put them in ``info``.
