@@ -68,7 +68,7 @@ class LMAgent(BaseAgent):
     def reset(self, instruction: str = "", info: dict[str, Any] | None = None) -> None:
         """Forget the previous episode's history.
 
-        ``info`` goes through :func:`~gui_envs.privileged.public_info` again, so that a prompt template can never
+        ``info`` goes through :func:`~gui_envs.schema.privileged.public_info` again, so that a prompt template can never
         receive a privileged value even when a caller passes an env's raw info.
         """
         self.instruction = instruction

@@ -21,7 +21,7 @@ class IPLConfig:
     model: str = ""
     """Hugging Face model path or hub id (the base VLM; the seed policy after the warm-up)."""
     data: str | list[str] = ""
-    """Folder(s) of recorded trajectories (``gui_envs.trajectory`` format, e.g. oracle runs on GuiAndroid-v0 or
+    """Folder(s) of recorded trajectories (``gui_envs.schema.trajectory`` format, e.g. oracle runs on GuiAndroid-v0 or
     converted offline data): each step with an action is one CoaT tree, its action the ground truth ``a*``."""
     offline_dataset: str | None = None
     """Read ``data`` as this ``GuiOffline-v0`` dataset (``androidcontrol``, ``aitz``, ``gui_odyssey``,

@@ -18,7 +18,7 @@ class SFTConfig(HeldOutRolloutFields, LoggingFields):
     model: str = ""
     """Hugging Face model path or hub id (causal LM or VLM)."""
     data: str | list[str] = ""
-    """Folder(s) of saved trajectories (``gui_envs.trajectory`` format)."""
+    """Folder(s) of saved trajectories (``gui_envs.schema.trajectory`` format)."""
     output_format: str = "auto"
     """Prompt/answer format the policy will be run with: ``auto``, ``gui_r1``, ``text``, ``cell`` or ``box``."""
     format_kwargs: dict[str, Any] | None = None

@@ -1,4 +1,4 @@
-"""Execute one :class:`~gui_envs.actions.Action` on a Playwright page (in the browser thread).
+"""Execute one :class:`~gui_envs.schema.actions.Action` on a Playwright page (in the browser thread).
 
 Agent mistakes never raise: :func:`execute` returns an error string (``None`` on success) that the env puts in
 ``info["action_error"]`` with a penalty. Browser faults (timeouts, crashes) do raise; the session maps them.
@@ -12,9 +12,9 @@ Semantics, all coordinates in screenshot pixels:
   value matches); without a target it types into the focused element. Up to :data:`KEYED_CHARS` characters
   are typed key by key; longer text is inserted as an IME would (one ``input`` event, bounded time: 8 KB takes
   milliseconds, not the 10 s call time-out), with a trailing newline pressed as Enter. At most
-  :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters (the ``Action`` refuses more);
+  :data:`~gui_envs.schema.actions.MAX_TYPED_TEXT` characters (the ``Action`` refuses more);
 * ``scroll`` turns the mouse wheel at ``point`` (default: viewport centre) by ``amount`` pixels, default 80%
-  of the viewport, at most :data:`~gui_envs.actions.MAX_SCROLL_AMOUNT`;
+  of the viewport, at most :data:`~gui_envs.schema.actions.MAX_SCROLL_AMOUNT`;
 * ``press`` takes names such as ``enter``, ``tab``, ``ctrl+a``;
 * ``navigate`` goes ``back``/``forward``, ``home`` (the task's start page) or to a ``url`` of one of the
   env's own origins; any other origin is rejected;
@@ -22,9 +22,9 @@ Semantics, all coordinates in screenshot pixels:
   point in the viewport; an end point outside it is clamped to the viewport's edge (the finger leaves the
   screen there).
 
-Arguments of the wrong type or magnitude never get here: an :class:`~gui_envs.actions.Action` checks its own
-fields (types, finite coordinates within :data:`~gui_envs.actions.MAX_COORDINATE`, text length), and
-:func:`~gui_envs.actions.coerce_action` turns anything else into an action error.
+Arguments of the wrong type or magnitude never get here: an :class:`~gui_envs.schema.actions.Action` checks its own
+fields (types, finite coordinates within :data:`~gui_envs.schema.actions.MAX_COORDINATE`, text length), and
+:func:`~gui_envs.schema.actions.coerce_action` turns anything else into an action error.
 """
 
 from __future__ import annotations

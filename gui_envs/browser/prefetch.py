@@ -199,7 +199,7 @@ class PreparedResets:
     implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
 
     A caller that names every episode (``reset(seed=...)`` or an ``options`` seed: GRPO's rollouts, ``GroupEnv``,
-    evaluation loops) cannot be guessed, but it can say what comes: :meth:`announce` (:mod:`gui_envs.upcoming`).
+    evaluation loops) cannot be guessed, but it can say what comes: :meth:`announce` (:mod:`gui_envs.schema.upcoming`).
     While an announced reset is pending, it is the one prepared, whatever the last resets were. Without an
     announcement, after two named resets in a row nothing is prepared until a reset without one: those callers pay
     no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()`` (Gymnasium's and SB3's
@@ -241,7 +241,7 @@ class PreparedResets:
     prepare_ahead: bool = True
 
     def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.upcoming`).
+        """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.schema.upcoming`).
 
         The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
         reset with those arguments only swaps it in. The episode a reset plays never depends on what was

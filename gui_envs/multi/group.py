@@ -66,11 +66,11 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     **Step**: ``step({agent: action})`` steps each live agent's copy (a dict without an action for every live
     agent raises :class:`GroupConfigError`, before any copy steps). An agent that ends its episode (terminated or
     truncated) leaves ``agents``; the others carry on. Once every agent has finished, the group's episode has
-    ended: like every guigym env (:mod:`gui_envs.lifecycle`), ``step`` before ``reset``, after the last agent
-    finished or after a step that raised raises :class:`~gui_envs.errors.ResetNeededError`; ``step`` and ``reset``
-    after ``close`` raise :class:`~gui_envs.errors.EnvClosedError`; calls from several threads run one at a time. Rewards are each copy's own env reward
+    ended: like every guigym env (:mod:`gui_envs.schema.lifecycle`), ``step`` before ``reset``, after the last agent
+    finished or after a step that raised raises :class:`~gui_envs.schema.errors.ResetNeededError`; ``step`` and ``reset``
+    after ``close`` raise :class:`~gui_envs.schema.errors.EnvClosedError`; calls from several threads run one at a time. Rewards are each copy's own env reward
     (or the ``reward=`` wrapper's).
-    ``infos[agent]`` is the copy's public info (:func:`gui_envs.privileged.public_info`: never a target box or
+    ``infos[agent]`` is the copy's public info (:func:`gui_envs.schema.privileged.public_info`: never a target box or
     an answer) plus ``clicks``: the agent's click points so far, ``[[x, y], ...]`` screenshot pixels.
 
     **Group credit**: when the last agent finishes, the group's returns are turned into credit by the chosen
@@ -84,7 +84,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     * ``"sca"``: SCA's spatial credit (seed 001, section 4.1; :func:`rewards.sca.spatial_credit`) over each
       agent's last click, routed by binary success (``info["success"]`` when the env reports it, else a
       positive return). The target box it needs when every click misses is read from the privileged channel
-      of the copy (:func:`gui_envs.privileged.privileged_of`) at reset and never shown to agents. Agents
+      of the copy (:func:`gui_envs.schema.privileged.privileged_of`) at reset and never shown to agents. Agents
       without a click count as invalid responses (App. D.1 fallbacks).
 
     **Browsers**: web envs and simulated phones share one Chromium, one browser context per copy
@@ -95,7 +95,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     builds, loads and observes the group's start; every other copy builds its own state and loads its own page (the
     agents' actions stay apart) but takes a copy of that observation instead of taking it again, and a grounding
     copy that never acts on its page does not load it either. :meth:`announce` tells the group its next seeds, so
-    the first copy prepares them while the agents act (:mod:`gui_envs.upcoming`).
+    the first copy prepares them while the agents act (:mod:`gui_envs.schema.upcoming`).
 
     Args:
         env_id: any registered guigym id.
@@ -202,7 +202,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         return obs, infos
 
     def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the group its next resets, in order (see :mod:`gui_envs.upcoming`): each member is announced the
+        """Tell the group its next resets, in order (see :mod:`gui_envs.schema.upcoming`): each member is announced the
         resets it will get, so members that prepare their starts (the browser envs) prepare them while the agents
         act. A ``None`` seed is the group seed the group's generator will draw then."""
         rng = copy.deepcopy(self._rng)

@@ -104,10 +104,10 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
       :func:`gui_envs.browser.observation.parse_elements`;
     * ``instruction``: ``Text``; ``step``: ``Discrete(max_steps + 1)``, the steps taken.
 
-    **Action**: :class:`~gui_envs.action_space.ActionSpace`, sized to the screen: Action JSON or GUI-R1 JSON, and
-    :class:`~gui_envs.actions.Action` objects and dicts. Points are screenshot pixels. Arguments are checked before
-    they reach the browser or device (:class:`~gui_envs.actions.Action`: field types, coordinates, ``type`` text at
-    most :data:`~gui_envs.actions.MAX_TYPED_TEXT` characters); whatever ``step`` is given, it returns, at worst
+    **Action**: :class:`~gui_envs.schema.action_space.ActionSpace`, sized to the screen: Action JSON or GUI-R1 JSON, and
+    :class:`~gui_envs.schema.actions.Action` objects and dicts. Points are screenshot pixels. Arguments are checked before
+    they reach the browser or device (:class:`~gui_envs.schema.actions.Action`: field types, coordinates, ``type`` text at
+    most :data:`~gui_envs.schema.actions.MAX_TYPED_TEXT` characters); whatever ``step`` is given, it returns, at worst
     with an ``action_error`` no-op.
 
     **Reward**: the task's score in [0, 1] when the episode ends (``stop``, or a state task's goal reached), else
@@ -117,8 +117,8 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     **Episode end**: ``terminated`` on ``stop`` or when a state task's goal holds; ``truncated`` after
     ``max_steps`` steps. ``step`` outside an episode (before the first ``reset``, after the episode ended) raises
-    :class:`~gui_envs.errors.ResetNeededError`, and after ``close`` :class:`~gui_envs.errors.EnvClosedError` (the
-    rules of :mod:`gui_envs.lifecycle`).
+    :class:`~gui_envs.schema.errors.ResetNeededError`, and after ``close`` :class:`~gui_envs.schema.errors.EnvClosedError` (the
+    rules of :mod:`gui_envs.schema.lifecycle`).
 
     **Info** (every step): ``task``, ``task_seed``, ``instruction``, ``success``, ``score``, ``action_error``,
     ``server_errors`` (one line per site or app handler that failed with a 500 page since the last step), then the
@@ -279,7 +279,7 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         return self.oracle.peek(self._plan_view(), self.screen_size).action
 
     def privileged(self) -> dict[str, Any]:
-        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.privileged`).
+        """The task's reference answer and the oracle's next target (see :mod:`gui_envs.schema.privileged`).
 
         Resolves the oracle plan on the current screen, once per state: only readers of this channel pay for it.
         """

@@ -131,7 +131,7 @@ class GuiWebEnv(PreparedResets, TaskEnv, WebEnvBase):
     * a reset shows the start page on a page without history. The episode the next ``reset()`` without a seed
       will draw is prepared while the agent acts (:class:`~gui_envs.browser.prefetch.PreparedResets`: a second
       context and copy of the sites), so that reset only swaps it in. A caller that names its seeds tells the env
-      which come next (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`, :mod:`gui_envs.upcoming`), and
+      which come next (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`, :mod:`gui_envs.schema.upcoming`), and
       those are prepared instead; the episode a reset plays is the one its arguments give either way.
 
     Version history: v0, initial release.

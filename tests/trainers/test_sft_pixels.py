@@ -26,7 +26,7 @@ import gui_envs  # noqa: F401
 from agents import OracleAgent
 from agents.prompts.box import BoxFormat
 from agents.tiny_models import build_llava
-from gui_envs.trajectory import save_trajectories
+from gui_envs.schema.trajectory import save_trajectories
 from trainers.rollout import RolloutConfig, collect_episodes
 from trainers.sft import train_sft
 from trainers.sft_config import SFTConfig
