@@ -70,9 +70,15 @@ def declarations(configs: list[type]) -> list[Declaration]:
         for i, st in enumerate(body):
             if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
                 nxt = body[i + 1] if i + 1 < len(body) else None
-                doc = isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant) and isinstance(nxt.value.value, str)
+                doc = (
+                    isinstance(nxt, ast.Expr)
+                    and isinstance(nxt.value, ast.Constant)
+                    and isinstance(nxt.value.value, str)
+                )
                 default = ast.unparse(st.value) if st.value is not None else ""
-                found.append(Declaration(cls.__qualname__, st.target.id, ast.unparse(st.annotation), default, doc))
+                found.append(
+                    Declaration(cls.__qualname__, st.target.id, ast.unparse(st.annotation), default, doc)
+                )
     return found
 
 
@@ -101,7 +107,9 @@ def main() -> None:
         names = Counter(d.name for d in decls)
         for d in sorted(decls, key=lambda d: (d.name, d.owner)):
             if names[d.name] > 1:
-                print(f"  {d.name:<24} {d.owner:<22} = {d.default:<40} {'documented' if d.documented else ''}")
+                print(
+                    f"  {d.name:<24} {d.owner:<22} = {d.default:<40} {'documented' if d.documented else ''}"
+                )
 
 
 if __name__ == "__main__":
