@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from agents.generation import Conversation, Generation, SamplingParams, count_images
-from agents.hf_agent import HFGenerator, _completion_length, _conversation_key, _to_pil
+from agents.hf_agent import HFGenerator, completion_length, conversation_key, to_pil
 
 #: The extra that installs vLLM.
 VLLM_EXTRA = "guigym[vllm]"
@@ -295,7 +295,7 @@ class VLLMGenerator(HFGenerator):
         distinct: list[int] = []  # (U,) the first row of each distinct conversation
         first: dict[Any, int] = {}
         for i, conversation in enumerate(conversations):
-            key = _conversation_key(conversation, images[i] if images else None)
+            key = conversation_key(conversation, images[i] if images else None)
             if key not in first:
                 first[key] = len(distinct)
                 distinct.append(i)
@@ -314,7 +314,7 @@ class VLLMGenerator(HFGenerator):
             ids.append([list(o.token_ids) for o in out.outputs])
             logprobs.append([sampled_logprobs(o.token_ids, o.logprobs) for o in out.outputs])
         flat = [seq for seqs in ids for seq in seqs]
-        ends = [_completion_length(seq, self.eos_ids) for seq in flat]
+        ends = [completion_length(seq, self.eos_ids) for seq in flat]
         texts = self.tokenizer.batch_decode(
             [seq[:length] for seq, (length, _) in zip(flat, ends, strict=True)], skip_special_tokens=True
         )
@@ -350,7 +350,7 @@ class VLLMGenerator(HFGenerator):
         request: dict[str, Any] = {
             "prompt_token_ids": self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
         }
-        pictures = [_to_pil(img) for img in (images or [])]
+        pictures = [to_pil(img) for img in (images or [])]
         if self.supports_images and pictures:
             if count_images(conversation) != len(pictures):
                 raise ValueError(f"{len(pictures)} images for {count_images(conversation)} image parts")

@@ -773,7 +773,7 @@ def sample_round(
     return pairs, metrics
 
 
-def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
+def warmup_policy(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
     """The CoaT SFT warm-up through :func:`trainers.sft.train_sft`; returns the seed policy's folder."""
     final = out / "warmup" / "final"
     if config.resume and (final / "config.json").is_file():
@@ -825,7 +825,7 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
 
 
 def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldOut | None) -> dict[str, Any]:
-    policy: Path | str = _warmup(config, out, jobs) if config.warmup_sft_epochs else config.model
+    policy: Path | str = warmup_policy(config, out, jobs) if config.warmup_sft_epochs else config.model
     done = read_log(out / "rounds.jsonl") if config.resume and (out / "rounds.jsonl").exists() else []
     evals_file = out / "heldout.jsonl"
     evals = read_log(evals_file) if config.resume and evals_file.exists() else []
