@@ -12,7 +12,7 @@ Before the base (commit 3fba50f): present 42 / 36 / 10, declared 39 / 32 / 9, do
 
 Usage::
 
-    python benchmarks/config_fields.py [--list]
+    python benchmarks/config_fields.py [--list] [--quick]
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ import ast
 import dataclasses
 import importlib
 import inspect
+import sys
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 #: The trainer configs, as ``module:class``.
 CONFIGS = (
@@ -98,7 +100,10 @@ def repeat_counts(configs: list[type]) -> dict[str, dict[int, int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="also list each repeated declaration")
+    parser.add_argument("--quick", action="store_true", help="the same run (it only reads source)")
     args = parser.parse_args()
+    # This checkout's trainers, not an installed copy's.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     configs = config_classes()
     for label, row in repeat_counts(configs).items():
         print(f"{label:>10}: in >= 2: {row[2]:3d}   in >= 3: {row[3]:3d}   in all 5: {row[5]:3d}")

@@ -3,24 +3,18 @@
 :class:`TrainerConfig` is the base of all five trainer configs (GRPO, SFT, DPO, MobileIPL, CORE). The others are
 topic groups, each inherited only by the configs that have that topic:
 
-=========================  ==================================  ===============================================
-class                      inherited by                        fields
-=========================  ==================================  ===============================================
-:class:`TrainerConfig`     GRPO, SFT, DPO, IPL, CORE           model, env, held-out split, epochs, learning
-                                                               rate, device, seed, output folder, resume
-:class:`PolicyTrainerConfig`  GRPO, SFT, DPO, IPL (a            env_id, load dtype, LoRA, AdamW, memory,
-                           :class:`TrainerConfig` that runs    checkpoints, plot, progress bar
-                           its own optimiser; CORE's SFT runs
-                           through an ``SFTConfig``)
-:class:`FormatFields`      GRPO, SFT, DPO, CORE                output_format
-:class:`SamplingFields`    GRPO, IPL, CORE                     temperature, top_p, top_k, max_new_tokens
-:class:`LoggingFields`     GRPO, SFT, DPO                      report_to
-:class:`EvalScheduleFields`  GRPO, SFT, DPO                    eval_every
-:class:`HeldOutPlayFields`  SFT, DPO, IPL                      eval_temperature, eval_max_steps
-:class:`OfflineFields`     SFT, DPO                            format_kwargs, eval_max_new_tokens, eval_num_envs
-:class:`BatchFields`       SFT, DPO, IPL, CORE                 batch_size
-:class:`PairFields`        DPO, IPL                            beta, sft_weight
-=========================  ==================================  ===============================================
+* :class:`TrainerConfig` (all five): model, env_kwargs, the held-out split (eval_seeds, eval_samples), epochs,
+  learning rate, device, seed, output folder, resume;
+* :class:`PolicyTrainerConfig` (GRPO, SFT, DPO, IPL: a trainer that runs its own optimiser; CORE's SFT runs
+  through an ``SFTConfig``): env_id, load dtype, LoRA, AdamW, memory, checkpoints, plot, progress bar;
+* :class:`FormatFields` (GRPO, SFT, DPO, CORE): output_format;
+* :class:`SamplingFields` (GRPO, IPL, CORE): temperature, top_p, top_k, max_new_tokens;
+* :class:`BatchFields` (SFT, DPO, IPL, CORE): batch_size;
+* :class:`PairFields` (DPO, IPL): beta, sft_weight;
+* :class:`LoggingFields` (GRPO, SFT, DPO): report_to;
+* :class:`EvalScheduleFields` (GRPO, SFT, DPO): eval_every;
+* :class:`HeldOutPlayFields` (SFT, DPO, IPL): eval_temperature, eval_max_steps;
+* :class:`OfflineFields` (SFT, DPO; with the two above): format_kwargs, eval_max_new_tokens, eval_num_envs.
 
 A config redeclares a shared field only to change its default, without a docstring of its own (a ``#`` comment
 says why that default); ``tests/trainers/test_config_base.py`` checks both. Names a few configs declare each with a
