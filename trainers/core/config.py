@@ -15,7 +15,7 @@ class CoreConfig(TrainerConfig, FormatFields, SamplingFields, BatchFields):
 
     The fields CORE shares with other trainers are documented once, in :mod:`trainers.config_base`; ``epochs``
     and ``learning_rate`` are those of each iteration's SFT (App. B.4: 10 epochs, 5 when data is scarce), the
-    sampling fields those of the policy's trajectories.
+    sampling fields those of the policy's trajectories (App. B.4: temperature 1.0, top_p 0.9, top_k 50).
     """
 
     # --- CORE's defaults of shared fields (documented in trainers.config_base) ---
@@ -26,7 +26,6 @@ class CoreConfig(TrainerConfig, FormatFields, SamplingFields, BatchFields):
     output_dir: str = "runs/core"
 
     # --- CORE ---
-
     envs: list[str] = field(default_factory=lambda: ["GuiWeb-Shop-v0"])
     """Env ids to train against (GuiWeb, GuiAndroid; a device: ``GuiAndroid-v0`` with ``backend: uiautomator2``)."""
     templates: list[str] = field(default_factory=list)
