@@ -85,14 +85,14 @@ class HFGenerator:
             torch.manual_seed(seed)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         path = None if hasattr(model, "generate") else str(model)
-        self.processor = processor if processor is not None else _load_processor(path, trust_remote_code)
+        self.processor = processor if processor is not None else load_processor(path, trust_remote_code)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         #: Whether the processor turns images into model inputs (a VLM).
         self.supports_images = getattr(self.processor, "image_processor", None) is not None
         if path is None:
             self.model = model
         else:
-            self.model = _load_model(path, self.supports_images, dtype, trust_remote_code)
+            self.model = load_model(path, self.supports_images, dtype, trust_remote_code)
         self.model.to(self.device)
         self.model.eval()
         self.tokenizer.padding_side = "left"  # generation appends on the right, so prompts pad on the left
@@ -119,7 +119,7 @@ class HFGenerator:
     ) -> tuple[list[str], Any]:
         """Prompts and the padded model inputs for a batch of conversations."""
         prompts = [self.prompt_text(c) for c in conversations]
-        flat = [_to_pil(img) for imgs in (images or []) for img in imgs]
+        flat = [to_pil(img) for imgs in (images or []) for img in imgs]
         if self.supports_images and flat:
             n_parts = sum(count_images(c) for c in conversations)
             if n_parts != len(flat):
@@ -266,7 +266,12 @@ class HFAgent(LMAgent):
 # ----- loading -----------------------------------------------------------------------------------------
 
 
-def _load_processor(path: str | None, trust_remote_code: bool) -> Any:
+def load_processor(path: str | None, trust_remote_code: bool) -> Any:
+    """The processor of the checkpoint at ``path`` (a VLM's), else its tokenizer (a text-only checkpoint's).
+
+    Raises:
+        ModelLoadError: ``path`` is ``None``, or neither loads (the message says why).
+    """
     if path is None:
         raise ModelLoadError("pass processor= (a tokenizer or processor) together with a loaded model")
     from transformers import AutoProcessor, AutoTokenizer
@@ -301,7 +306,13 @@ def _register_image_only_processor(path: str) -> None:
         image_only_qwen2_vl_processor_class(IMAGE_ONLY_PROCESSORS[name])
 
 
-def _load_model(path: str, vision: bool, dtype: Any, trust_remote_code: bool) -> Any:
+def load_model(path: str, vision: bool, dtype: Any, trust_remote_code: bool) -> Any:
+    """The model at ``path``: image-text-to-text when ``vision``, else a causal LM, in ``dtype`` (``None``: the
+    checkpoint's). Trainers load their frozen reference model with it.
+
+    Raises:
+        ModelLoadError: naming the path and the kind of model it could not be loaded as.
+    """
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
 
     kwargs: dict[str, Any] = {"trust_remote_code": trust_remote_code}
@@ -338,7 +349,8 @@ def suppress_logits(logits: Any, ids: Sequence[int]) -> Any:
     return logits.index_fill(-1, torch.as_tensor(list(ids), device=logits.device), -1e9)
 
 
-def _to_pil(image: Any) -> Any:
+def to_pil(image: Any) -> Any:
+    """An RGB ``PIL.Image`` of a screenshot given as a PIL image or an ``(H, W, 3)`` array (clipped to uint8)."""
     from PIL import Image
 
     if isinstance(image, Image.Image):

@@ -42,7 +42,9 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
-_CORPUS = [
+#: The text the tiny BPE tokenizer is trained on (GUI-R1 answers, instructions, grid-game words), so these
+#: strings encode in few tokens; ``trainers.trl.tiny``'s tokenizer trains on it too.
+CORPUS = [
     "<think>the answer is in the grid</think><answer>[{'action': 'click', 'point': [12, 40]}]</answer>",
     'click the search button. scroll down. type "hello world". press Back. stop.',
     "Sudoku maze path: 1 2 3 4 5 6 7 8 9 0 up down left right . | # S G",
@@ -65,7 +67,7 @@ def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token="<|im_end|>",

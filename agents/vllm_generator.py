@@ -47,7 +47,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agents.generation import Conversation, Generation, SamplingParams, count_images
-from agents.hf_agent import HFGenerator, _to_pil
+from agents.hf_agent import HFGenerator, to_pil
 from agents.sampling import RowPlan, refuse_greedy_groups, to_generations
 
 #: The extra that installs vLLM.
@@ -315,7 +315,7 @@ class VLLMGenerator(HFGenerator):
         request: dict[str, Any] = {
             "prompt_token_ids": self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
         }
-        pictures = [_to_pil(img) for img in (images or [])]
+        pictures = [to_pil(img) for img in (images or [])]
         if self.supports_images and pictures:
             if count_images(conversation) != len(pictures):
                 raise ValueError(f"{len(pictures)} images for {count_images(conversation)} image parts")

@@ -34,7 +34,7 @@ from rich.table import Table
 
 from gui_envs.android.env import GuiAndroidEnv
 from gui_envs.android.hierarchy import parse_hierarchy
-from gui_envs.android.simulated import _HIERARCHY_JS, LAUNCHER_PACKAGE, SimulatedPhone
+from gui_envs.android.simulated import HIERARCHY_JS, LAUNCHER_PACKAGE, SimulatedPhone
 from gui_envs.android.tasks import TASKS
 from gui_envs.schema.actions import Action
 
@@ -111,7 +111,7 @@ def main() -> None:
 
     def floor(h: Any) -> None:
         h.page.mouse.click(x / 3, y / 3)
-        h.page.evaluate(_HIERARCHY_JS, 2000)
+        h.page.evaluate(HIERARCHY_JS, 2000)
         with Image.open(io.BytesIO(h.page.screenshot(type="jpeg", quality=90, scale="css"))) as img:
             np.asarray(img.convert("RGB"))
 

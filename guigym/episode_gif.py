@@ -53,7 +53,7 @@ def trajectory_to_gif(
         if step.screenshot is None:
             continue
         image = Image.fromarray(np.asarray(step.screenshot, dtype=np.uint8))
-        point = _point_of(step)
+        point = point_of(step)
         if point is not None:
             x, y = point
             r = MARKER_PX
@@ -130,7 +130,7 @@ def _wrap(text: str, font: Any, width: float, max_rows: int = 4) -> list[str]:
     return rows
 
 
-def _point_of(step: object) -> tuple[float, float] | None:
+def point_of(step: object) -> tuple[float, float] | None:
     """The pixel the step's action targeted: its point, or the centre of its element's bbox from ``info``."""
     action = getattr(step, "action", None)
     if action is None:

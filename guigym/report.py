@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from gui_envs.schema.trajectory import TRAJECTORY_FILE, Trajectory, TrajectoryFormatError
-from guigym.episode_gif import MARKER_PX, _point_of, trajectory_to_gif
+from guigym.episode_gif import MARKER_PX, point_of, trajectory_to_gif
 
 #: Screenshots wider or taller than this (pixels) are scaled down in the page.
 THUMB_PX = 480
@@ -71,7 +71,7 @@ def _marked(step: Any) -> Any:
     from PIL import Image, ImageDraw
 
     image = Image.fromarray(np.asarray(step.screenshot, dtype=np.uint8))
-    point = _point_of(step)
+    point = point_of(step)
     if point is not None:
         x, y, r = point[0], point[1], MARKER_PX
         ImageDraw.Draw(image).ellipse((x - r, y - r, x + r, y + r), outline=(230, 30, 30), width=3)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from gui_envs.verifiers.graph import StrategyGraph
 from guigym.cli import app
 from guigym.demo import DemoConfig
-from tests.test_report import _open_in_chromium
+from tests.test_report import open_in_chromium
 
 pytest.importorskip("playwright")
 pytest.importorskip("transformers")
@@ -63,7 +63,7 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
     assert "iter_01" not in text  # the scratch folder (CORE samples, checkpoints) stays out of the page
     assert len(list((out / "report_gifs").glob("*.gif"))) == 2
 
-    loaded = _open_in_chromium(page)
+    loaded = open_in_chromium(page)
     # 2 figures, 1 graph drawing per copied graph, and per episode a GIF, the steps and the final screen
     assert len(loaded["widths"]) >= 2 + len(graphs) + 2 * 3
     assert all(w > 0 for w in loaded["widths"]), loaded["widths"]

@@ -19,7 +19,7 @@ from guigym.report import ReportError, episode_summary, write_report
 runner = CliRunner()
 
 
-def _open_in_chromium(page_path: Path) -> dict[str, Any]:
+def open_in_chromium(page_path: Path) -> dict[str, Any]:
     """Load the page; return the images' natural widths, their count and the console errors."""
 
     def work(h: SessionHandles) -> dict[str, Any]:
@@ -57,7 +57,7 @@ def test_report_on_a_recorded_web_run(tmp_path: Path) -> None:
         assert needle in text, needle
     assert "src=\"http" not in text and "src=\"file" not in text  # self-contained: every image is a data URI
 
-    loaded = _open_in_chromium(page)
+    loaded = open_in_chromium(page)
     steps = json.loads(next(run.glob("*/trajectory.jsonl")).read_text().splitlines()[0])["num_steps"]
     # one GIF, one screenshot per step, the final screen, the graph and the curve
     assert len(loaded["widths"]) == 1 + steps + 1 + 2

@@ -98,18 +98,3 @@ def _field_default(cls: type[Any], name: str) -> Any:
         if f.name == name:
             return f.default
     return None
-
-
-def check_memory_fields(config: Any) -> None:
-    """Check the memory fields SFT, DPO and IPL configs share: ``micro_batch_tokens`` and ``logprob_chunk_size``
-    (ints >= 0, 0: off) and ``gradient_checkpointing`` (a bool).
-
-    Raises:
-        ConfigError: naming the field and what it must be.
-    """
-    for name, off in (("micro_batch_tokens", "one pass"), ("logprob_chunk_size", "no chunking")):
-        value = getattr(config, name)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-            raise ConfigError(f"{name} must be an integer >= 0 (0: {off}), got {value!r}")
-    if not isinstance(config.gradient_checkpointing, bool):
-        raise ConfigError(f"gradient_checkpointing must be true or false, got {config.gradient_checkpointing!r}")

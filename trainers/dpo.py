@@ -381,7 +381,7 @@ def optimise_pairs(
 def load_policy(config: Any, model_path: str | Path) -> tuple[Any, Any]:
     """The policy generator (LoRA-wrapped when ``config.lora``) and the frozen reference (``None`` under LoRA,
     where the adapter disabled is the reference), both loaded from ``model_path``."""
-    from agents.hf_agent import HFGenerator, _load_model
+    from agents.hf_agent import HFGenerator, load_model
 
     dtype = getattr(torch, config.dtype) if config.dtype else None
     gen = HFGenerator(str(model_path), device=config.device, dtype=dtype)
@@ -391,7 +391,7 @@ def load_policy(config: Any, model_path: str | Path) -> tuple[Any, Any]:
         enable_activation_checkpointing(gen.model)
     if config.lora:
         return gen, None
-    ref = _load_model(str(model_path), gen.supports_images, gen.model.dtype, False).to(gen.device).eval()
+    ref = load_model(str(model_path), gen.supports_images, gen.model.dtype, False).to(gen.device).eval()
     ref.requires_grad_(False)
     return gen, ref
 

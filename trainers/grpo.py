@@ -336,9 +336,9 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         model.gradient_checkpointing_enable()
     ref_model = None
     if config.beta > 0 and not config.lora:
-        from agents.hf_agent import _load_model
+        from agents.hf_agent import load_model
 
-        ref_model = _load_model(config.model, gen.supports_images, gen.model.dtype, False).to(acc.device).eval()
+        ref_model = load_model(config.model, gen.supports_images, gen.model.dtype, False).to(acc.device).eval()
         ref_model.requires_grad_(False)
     optimizer, scheduler = adamw_with_warmup(
         model, config.learning_rate, config.weight_decay, config.warmup_ratio, config.num_steps, config.master_weights

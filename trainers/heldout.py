@@ -10,7 +10,7 @@ against the training seed stream before any work, and evaluated with the same ro
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -107,50 +107,6 @@ def evaluate(
 
 
 # ----- for trainers that do not roll out while training (SFT, DPO) -------------------------------------------
-
-
-@dataclass
-class HeldOutRolloutFields:
-    """How a trainer without rollouts of its own (SFT, DPO) plays its held-out episodes; its config inherits these
-    fields beside its own ``env_id``, ``env_kwargs`` and ``eval_seeds`` (whose training split differs by trainer).
-    Checked by :func:`check_eval_fields`."""
-
-    eval_every: int = 0
-    """Evaluate on ``eval_seeds`` every this many optimiser steps, besides before the first step and after the
-    last (0: only those two)."""
-    eval_samples: int = 1
-    """Sampled rollouts per evaluation seed at ``eval_temperature``, besides the one greedy (temperature 0)
-    rollout; logged as ``eval_sampled_success`` (0: greedy only)."""
-    eval_temperature: float = 1.0
-    """Sampling temperature of the sampled evaluation rollouts."""
-    eval_max_new_tokens: int = 64
-    """Completion budget per evaluation step, in tokens."""
-    eval_max_steps: int = 50
-    """Step cap per evaluation episode (envs with their own end stop sooner)."""
-    eval_num_envs: int = 8
-    """Env copies the evaluation episodes are scheduled over."""
-
-
-def check_eval_fields(config: Any) -> None:
-    """The checks of the held-out fields SFT and DPO configs share: ``env_id``, ``eval_seeds``, ``eval_every``,
-    ``eval_samples``, ``eval_temperature``, ``eval_max_new_tokens``, ``eval_max_steps``, ``eval_num_envs``.
-
-    Raises:
-        ConfigError: naming the field and what it must be.
-    """
-    seeds = resolve_seeds(config.eval_seeds)
-    if seeds and not config.env_id:
-        raise ConfigError("eval_seeds needs env_id: the env (and env_kwargs) the held-out seeds are reset in")
-    for name in ("eval_every", "eval_samples"):
-        value = getattr(config, name)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
-            raise ConfigError(f"{name} must be an int >= 0, got {value!r}")
-    for name in ("eval_max_new_tokens", "eval_max_steps", "eval_num_envs"):
-        value = getattr(config, name)
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
-    if not config.eval_temperature > 0:
-        raise ConfigError(f"eval_temperature must be > 0 (the sampled pass samples), got {config.eval_temperature}")
 
 
 def due(done: int, every: int, total: int) -> bool:

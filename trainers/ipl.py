@@ -636,7 +636,10 @@ def heldout_pairs(config: IPLConfig, gen: Any, held: HeldOut) -> list[PairSample
     chosen-over-rejected margin every round's policy is scored on."""
     seed_everything(config.seed + 10_007)
     sampling = SamplingParams(
-        temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens
+        temperature=config.temperature,
+        top_p=config.top_p,
+        top_k=config.top_k,
+        max_new_tokens=config.max_new_tokens,
     )
     dialogue = CoaTDialogue(gen, sampling, NORM_1000, style=config.prompt_style)
     trees = sample_trees(dialogue, held.jobs, config.k, config.tree_batch, config.branch_grounding)
@@ -713,7 +716,10 @@ def sample_round(
         pick = np.random.default_rng(config.seed + r).choice(len(jobs), config.steps_per_round, replace=False)
         jobs = [jobs[i] for i in sorted(pick)]
     sampling = SamplingParams(
-        temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens
+        temperature=config.temperature,
+        top_p=config.top_p,
+        top_k=config.top_k,
+        max_new_tokens=config.max_new_tokens,
     )
     dialogue = CoaTDialogue(gen, sampling, NORM_1000, style=config.prompt_style)
     counts = {"alpha": 0, "beta": 0, "gamma": 0}
@@ -767,7 +773,7 @@ def sample_round(
     return pairs, metrics
 
 
-def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
+def warmup_policy(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
     """The CoaT SFT warm-up through :func:`trainers.sft.train_sft`; returns the seed policy's folder."""
     final = out / "warmup" / "final"
     if config.resume and (final / "config.json").is_file():
@@ -775,8 +781,9 @@ def _warmup(config: IPLConfig, out: Path, jobs: list[TreeJob]) -> Path:
     sft = SFTConfig(model=config.model, data=config.data, epochs=config.warmup_sft_epochs,
                     batch_size=config.warmup_sft_batch_size, learning_rate=config.warmup_sft_learning_rate,
                     warmup_ratio=0.0, lora=config.lora, lora_r=config.lora_r, lora_alpha=config.lora_alpha,
-                    dtype=config.dtype, device=config.device, seed=config.seed, output_dir=str(out / "warmup"),
-                    plot=config.plot, micro_batch_tokens=config.micro_batch_tokens,
+                    lora_target_modules=config.lora_target_modules, dtype=config.dtype, device=config.device,
+                    seed=config.seed, output_dir=str(out / "warmup"), plot=config.plot, progress=config.progress,
+                    micro_batch_tokens=config.micro_batch_tokens,
                     logprob_chunk_size=config.logprob_chunk_size,
                     gradient_checkpointing=config.gradient_checkpointing)  # fmt: skip
 
@@ -818,7 +825,7 @@ def train_ipl(config: IPLConfig) -> dict[str, Any]:
 
 
 def _train_rounds(config: IPLConfig, out: Path, jobs: list[TreeJob], held: HeldOut | None) -> dict[str, Any]:
-    policy: Path | str = _warmup(config, out, jobs) if config.warmup_sft_epochs else config.model
+    policy: Path | str = warmup_policy(config, out, jobs) if config.warmup_sft_epochs else config.model
     done = read_log(out / "rounds.jsonl") if config.resume and (out / "rounds.jsonl").exists() else []
     evals_file = out / "heldout.jsonl"
     evals = read_log(evals_file) if config.resume and evals_file.exists() else []

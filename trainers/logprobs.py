@@ -61,11 +61,11 @@ def encode_batch(
         completions: completion token ids, one list per sample (at least one token each).
         images: per-sample screenshots for a VLM, or ``None``.
     """
-    from agents.hf_agent import _to_pil
+    from agents.hf_agent import to_pil
 
     tok = generator.tokenizer
     tok.padding_side = "left"
-    flat = [_to_pil(img) for imgs in (images or []) for img in imgs]
+    flat = [to_pil(img) for imgs in (images or []) for img in imgs]
     if flat:
         enc = generator.processor(text=list(prompts), images=flat, padding=True, return_tensors="pt")
     else:
@@ -214,7 +214,7 @@ def prompt_lengths(
     Text prompts are tokenised once per distinct text. With ``images`` each row goes through the processor on the
     CPU by itself and only its length is kept, so no batch of pixel values is built on the device.
     """
-    from agents.hf_agent import _to_pil
+    from agents.hf_agent import to_pil
 
     tok = generator.tokenizer
     if not images or not any(images):
@@ -224,6 +224,6 @@ def prompt_lengths(
         return [length[text] for text in prompts]
     out = []
     for text, imgs in zip(prompts, images, strict=True):
-        enc = generator.processor(text=[text], images=[_to_pil(i) for i in imgs] or None, return_tensors="pt")
+        enc = generator.processor(text=[text], images=[to_pil(i) for i in imgs] or None, return_tensors="pt")
         out.append(int(enc["input_ids"].shape[1]))
     return out

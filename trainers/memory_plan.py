@@ -316,7 +316,7 @@ def ipl_plans(config: Any, viewport: tuple[int, int] | None = None) -> dict[str,
     rejected).
 
     Both stages take ``micro_batch_tokens`` (a DPO micro-batch holds whole pairs), ``logprob_chunk_size`` and
-    ``gradient_checkpointing`` from the config, as :func:`trainers.ipl._warmup` and
+    ``gradient_checkpointing`` from the config, as :func:`trainers.ipl.warmup_policy` and
     :func:`trainers.dpo.optimise_pairs` do, and encode one micro-batch at a time on the device. A sample is the
     deepest CoaT turn: :data:`COAT_PROMPT_TEXT_TOKENS` of user turns, the three earlier answers and the screenshot
     before a ``max_new_tokens`` completion. After an fp32 LoRA merge (``lora_merge: float32``) a round's frozen base

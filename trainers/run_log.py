@@ -45,7 +45,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,27 +71,6 @@ TRL_NAMES: dict[str, dict[str, str]] = {
         "accuracy": "rewards/accuracies",
     },
 }
-
-
-@dataclass
-class LoggingFields:
-    """The ``report_to`` field that the GRPO, SFT and DPO configs share (one definition, one check)."""
-
-    report_to: list[str] = field(default_factory=list)
-    """Where the per-step scalars go besides ``metrics.jsonl`` (always written): ``tensorboard`` (event files in
-    ``<output_dir>/runs``, extra ``guigym[train]``) and / or ``wandb`` (project ``$WANDB_PROJECT`` or ``guigym``;
-    ``WANDB_MODE=offline`` keeps the run on disk; extra ``guigym[wandb]``). ``[]`` (default) or ``none``: the JSONL
-    log only. Names follow TRL's where the metric is the same (``train/reward``, ``train/loss``...; the table is in
-    :mod:`trainers.run_log`)."""
-
-    def check_logging_fields(self) -> None:
-        """Normalise ``report_to`` to a list of names; an unknown name is a ``ConfigError`` listing the valid ones."""
-        from trainers.config_io import ConfigError
-
-        try:
-            self.report_to = check_report_to(self.report_to)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
 
 
 def check_report_to(value: str | Iterable[str] | None) -> list[str]:

@@ -244,7 +244,7 @@ def train_sft(
     dtype = getattr(torch, config.dtype) if config.dtype else None
     gen = HFGenerator(config.model, device=config.device, dtype=dtype)
     if config.lora:
-        gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, "all-linear")
+        gen.model = apply_lora(gen.model, config.lora_r, config.lora_alpha, config.lora_target_modules)
     if config.gradient_checkpointing:
         enable_activation_checkpointing(gen.model)
     model = gen.model
@@ -287,6 +287,11 @@ def train_sft(
             # The step-0 point is the untrained policy: the baseline that "learned" is measured against.
             evals.append(held_out(0))
             log.write(evals[-1])
+    bar = None
+    if config.progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=start, desc="sft", unit="step")
     history = []
     model.train()
     for step in range(start, total):
@@ -302,10 +307,15 @@ def train_sft(
             record.update({k: v for k, v in evals[-1].items() if k != "step"})
         history.append(record)
         log.write(record)
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{record['loss']:.3f}")
         if config.save_every and (step + 1) % config.save_every == 0:
             state = {"data_position": step + 1, "config": config.to_dict()}
             processor = getattr(gen, "processor", gen.tokenizer)
             save_checkpoint(out_dir, step + 1, model, optimizer, scheduler, state, processor=processor)
+    if bar is not None:
+        bar.close()
     if held_out is not None:
         held_out.close()
     model.eval()

@@ -56,7 +56,7 @@ SETTINGS_PACKAGE = "com.guigym.settings"
 
 # Walks the DOM once and writes uiautomator XML. Elements become nodes when they carry data-class, are
 # interactive, are images, or hold text of their own; the rest are transparent (their children move up).
-_HIERARCHY_JS = r"""
+HIERARCHY_JS = r"""
 (maxNodes) => {
   const dpr = window.devicePixelRatio, W = innerWidth, H = innerHeight;
   const bodyPkg = document.body ? (document.body.dataset.package || '') : '';
@@ -330,7 +330,7 @@ class SimulatedPhone(DeviceBackend):
         return array
 
     def hierarchy(self) -> str:
-        return self._call(lambda h: self._stable(h.page, _HIERARCHY_JS, 2000), "hierarchy dump")
+        return self._call(lambda h: self._stable(h.page, HIERARCHY_JS, 2000), "hierarchy dump")
 
     def _stable(self, page: Any, script: str, arg: Any = None) -> Any:
         """``page.evaluate`` that survives a navigation a late script started (waits for the new page)."""

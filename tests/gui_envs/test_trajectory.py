@@ -205,7 +205,8 @@ def test_killed_resave_never_loses_the_trajectory(tmp_path: Path) -> None:
 
 
 def test_stale_temporary_folders_are_cleaned_and_an_orphaned_old_copy_restored(tmp_path: Path) -> None:
-    host, dead, alive = atomic_folder._HOST, _dead_pid(), os.getpid()
+    host = atomic_folder.temp_name("tmp", "x").split("-")[2]  # .tmp-x-<host>-<pid>-<random>
+    dead, alive = _dead_pid(), os.getpid()
     good = _trajectory()
     good.save(tmp_path)
     # A writer killed between its two renames: only the old copy exists, under .old-*.

@@ -145,7 +145,7 @@ def test_a_checkpoint_of_the_earlier_layout_is_named(tmp_path: Path) -> None:
 def test_a_vlm_checkpoint_loads_with_auto_model_for_image_text_to_text(tmp_path: Path) -> None:
     from transformers import AutoModelForImageTextToText
 
-    from agents.hf_agent import _load_processor
+    from agents.hf_agent import load_processor
     from agents.tiny_models import build_vlm
 
     torch.set_num_threads(1)
@@ -161,7 +161,7 @@ def test_a_vlm_checkpoint_loads_with_auto_model_for_image_text_to_text(tmp_path:
     # The folder's processor is the run's: its image processor resizes a screenshot to the same patches.
     shot = [np.full((140, 140, 3), 200, dtype=np.uint8)]
     patches = [
-        _load_processor(str(p), False).image_processor(shot, return_tensors="pt") for p in (folder, vlm)
+        load_processor(str(p), False).image_processor(shot, return_tensors="pt") for p in (folder, vlm)
     ]
     torch.testing.assert_close(patches[0]["pixel_values"], patches[1]["pixel_values"], rtol=0, atol=0)
     assert torch.equal(patches[0]["image_grid_thw"], patches[1]["image_grid_thw"])

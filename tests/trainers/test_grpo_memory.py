@@ -22,7 +22,7 @@ def gen(tiny_lm_path: Path) -> Any:
     return HFGenerator(str(tiny_lm_path), device="cpu")
 
 
-def _samples(gen: Any) -> list[Sample]:
+def grpo_samples(gen: Any) -> list[Sample]:
     """8 samples over 3 prompts of unequal length, completions of 1 to 8 tokens, mixed-sign advantages."""
     prompts = ["click cell a", "click the cell named e now please", "go"]
     g = torch.Generator().manual_seed(0)
@@ -49,7 +49,7 @@ class _GradSpy:
 
 @pytest.mark.parametrize("loss_agg", LOSS_AGGREGATIONS)
 def test_micro_batches_accumulate_the_one_pass_gradient(gen: Any, tiny_lm_path: Path, loss_agg: str) -> None:
-    samples = _samples(gen)
+    samples = grpo_samples(gen)
 
     def grads(micro_batch_tokens: int, chunk: int) -> tuple[list[torch.Tensor], dict[str, float]]:
         config = GRPOConfig(model=str(tiny_lm_path), device="cpu", loss_agg=loss_agg, beta=0.1, max_grad_norm=0.0,
@@ -104,7 +104,7 @@ class _Float32Sizes(TorchDispatchMode):
 
 @pytest.mark.parametrize("suppressed", [(), (3, 4, 5)])
 def test_chunked_logprobs_equal_the_full_computation(gen: Any, suppressed: tuple[int, ...]) -> None:
-    samples = _samples(gen)
+    samples = grpo_samples(gen)
     batch = encode_batch(gen, [s.prompt for s in samples], [s.token_ids for s in samples])
     batch.suppressed = suppressed
     b, t = batch.completion_ids.shape

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.trainers.test_grpo_memory import _samples
+from tests.trainers.test_grpo_memory import grpo_samples
 from trainers.config_io import ConfigError
 from trainers.dpo import PairSample, load_policy, optimise_pairs, pair_micro_batches, pairs_backward
 from trainers.dpo_config import DPOConfig
@@ -44,7 +44,7 @@ def _checkpointed(model: Any) -> Any:
 
 
 def test_sft_micro_batches_accumulate_the_one_pass_gradient(gen: Any) -> None:
-    samples = _samples(gen)  # 8 rows, 3 prompts of unequal length, answers of 1 to 8 tokens
+    samples = grpo_samples(gen)  # 8 rows, 3 prompts of unequal length, answers of 1 to 8 tokens
     prompts, answers = [s.prompt for s in samples], [s.token_ids for s in samples]
     lens = prompt_lengths(gen, prompts)
     assert lens == [len(gen.tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
@@ -137,7 +137,7 @@ def test_memory_fields_are_checked(cls: type) -> None:
             dataclasses.replace(base, **bad)
 
 
-def test_ipl_warmup_gets_the_memory_fields(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_ipl_warmup_gets_the_memory_lora_and_progress_fields(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import trainers.ipl as ipl
 
     seen = {}
@@ -148,11 +148,13 @@ def test_ipl_warmup_gets_the_memory_fields(monkeypatch: pytest.MonkeyPatch, tmp_
 
     monkeypatch.setattr(ipl, "train_sft", fake_train_sft)
     cfg = IPLConfig(model="m", data="d", warmup_sft_epochs=1, micro_batch_tokens=4096, logprob_chunk_size=512,
-                    gradient_checkpointing=True, output_dir=str(tmp_path))  # fmt: skip
+                    gradient_checkpointing=True, output_dir=str(tmp_path), lora_target_modules=["q_proj"],
+                    progress=False)  # fmt: skip
     with pytest.raises(RuntimeError, match="stop after the config"):
-        ipl._warmup(cfg, tmp_path, [])
+        ipl.warmup_policy(cfg, tmp_path, [])
     sft = seen["config"]
     assert (sft.micro_batch_tokens, sft.logprob_chunk_size, sft.gradient_checkpointing) == (4096, 512, True)
+    assert (sft.lora_target_modules, sft.progress) == (["q_proj"], False)
 
 
 def test_vlm_micro_batches_encode_apart_and_accumulate_the_one_pass_gradient(tmp_path: Path) -> None:

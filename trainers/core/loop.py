@@ -279,7 +279,8 @@ def _sft(
     custom = not isinstance(fmt, str)
     cfg = SFTConfig(model=model, data=folders, output_format="auto" if custom else fmt, successful_only=False,
                     epochs=epochs or config.epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
-                    warmup_ratio=0.0, device=config.device, seed=config.seed, output_dir=str(out), plot=False)  # fmt: skip
+                    warmup_ratio=0.0, device=config.device, seed=config.seed, output_dir=str(out), plot=False,
+                    progress=False)  # fmt: skip
     history = train_sft(cfg, make_samples=element_samples(fmt) if custom else None)["history"]
     return {"sft_steps": len(history), "sft_loss": history[-1]["loss"] if history else None}
 

@@ -37,7 +37,7 @@ def build_tool_tokenizer(path: Path | None = None, vocab_size: int = 800):  # ->
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen2_5_chat_template
 
-    from agents.tiny_models import _CORPUS as AGENT_CORPUS
+    from agents.tiny_models import CORPUS as AGENT_CORPUS
     from agents.tiny_models import SPECIAL_TOKENS
 
     tok = Tokenizer(models.BPE())
