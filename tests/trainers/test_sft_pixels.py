@@ -54,7 +54,7 @@ def record_pixel_demos(folder: Path, seeds: range) -> Path:
     """Oracle clicks (the box's centre) on the layouts of ``seeds``, saved with their screenshots, named by seed so
     that they load (and batch) in the same order in every run."""
     env = gym.make("ClickBox-v0", **PIXELS)
-    cfg = RolloutConfig(max_steps=1, progress=False)
+    cfg = RolloutConfig(max_steps=1, record_screenshots=True, progress=False)
     trajs = [collect_episodes([env], OracleAgent(env), [seed], cfg)[0] for seed in seeds]
     env.close()
     for traj in trajs:
