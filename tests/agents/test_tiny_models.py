@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,18 @@ def test_build_llava_refuses_a_patch_that_does_not_tile_the_image(tmp_path: Path
 
     with pytest.raises(ValueError, match="multiple of the patch side"):
         build_llava(tmp_path / "llava", patch=30)
+
+
+def test_the_cli_builds_each_architecture_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from guigym.cli import app
+
+    runner = CliRunner()
+    for arch in ("llava", "llama"):
+        result = runner.invoke(app, ["tiny-model", str(tmp_path / arch), "--arch", arch], terminal_width=300)
+        assert result.exit_code == 0, result.output
+        assert json.loads((tmp_path / arch / "config.json").read_text())["model_type"] == arch
+    bad = runner.invoke(app, ["tiny-model", str(tmp_path / "x"), "--arch", "gpt"], terminal_width=300)
+    assert bad.exit_code == 2 and "--arch must be llama, llava or qwen2.5-vl" in bad.output
+    assert not (tmp_path / "x").exists()
