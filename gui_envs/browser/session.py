@@ -20,7 +20,6 @@ that is still alive, so no Chromium outlives its session.
 from __future__ import annotations
 
 import asyncio
-import collections
 import concurrent.futures
 import logging
 import os
@@ -277,16 +276,13 @@ class _Worker:
 
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
-        waiting: dict[Hashable, collections.deque[tuple[Any, ...]]] = {}
+        pending: list[tuple[Any, ...]] = []  # calls not started yet, in the order they were queued
         busy: set[Hashable] = set()
         later: list[tuple[Any, ...]] = []
 
         def take(item: tuple[Any, ...]) -> None:
             taken.append(item)
-            if item[0] == "call":
-                waiting.setdefault(item[3], collections.deque()).append(item)
-            else:
-                later.append(item)
+            (pending if item[0] == "call" else later).append(item)
 
         def start(item: tuple[Any, ...]) -> None:
             _, fn, future, lane = item
@@ -306,6 +302,22 @@ class _Worker:
 
             greenlet.greenlet(body).switch()  # runs until its first wait for the browser, or to its end
 
+        def start_what_may_run() -> None:
+            """Start each pending call whose lane is free and has no earlier call pending. A call of lane ``None``
+            (the session's own: opening a context, reading the browser) is a barrier, as it was without lanes: it
+            starts once every call queued before it has ended, and every call queued after it waits for it."""
+            held: set[Hashable] = set()
+            for item in list(pending):
+                lane = item[3]
+                if None in busy or (lane is None and (busy or held)):
+                    return
+                if lane not in busy and lane not in held:
+                    pending.remove(item)
+                    start(item)  # may end at once (no browser call): then its lane is free again
+                    if lane is None:
+                        return
+                held.add(lane)
+
         def wake_threadsafe() -> None:
             try:
                 loop.call_soon_threadsafe(wake.set)
@@ -316,18 +328,17 @@ class _Worker:
         self.wake = wake_threadsafe  # set before the queue is read: a call queued after that read wakes the loop
         try:
             while True:
+                wake.clear()
                 while True:
                     try:
                         take(q.get_nowait())
                     except queue.Empty:
                         break
-                for lane, items in waiting.items():
-                    while items and lane not in busy:
-                        start(items.popleft())
-                if not busy and not any(waiting.values()):
+                start_what_may_run()
+                if not busy and not pending:
                     return later
-                wake.clear()
-                await wake.wait()
+                if not wake.is_set():  # set already: a call just started has ended, and its lane may go on
+                    await wake.wait()
         finally:
             self.wake = None
 
