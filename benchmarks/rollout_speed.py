@@ -22,13 +22,15 @@ counted once per process), and the CPU seconds the step used in all those proces
 table, the group path's CPU spread over every core: the least time its step can take on this machine, and so the
 most its speed-up can be. Machine load is printed with the tables: quote it with the figures.
 
-Usage: ``python benchmarks/rollout_speed.py [--groups 16] [--group-size 8] [--shape both|ground|multi] [--quick]``
-(``--quick``: 2 groups of 2, a check that every row runs rather than a measurement).
+Usage: ``python benchmarks/rollout_speed.py [--groups 16] [--group-size 8] [--shape both|ground|multi] [--quick]
+[--one-by-one]`` (``--quick``: 2 groups of 2, a check that every row runs rather than a measurement;
+``--one-by-one``: a third row, the group path with its members stepping one after another).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import threading
@@ -156,11 +158,12 @@ def today(shape: Shape, seeds: Sequence[int], group_size: int) -> Result:
     return Result(startup, step_s, memory.peak_mib, browsers, len(seeds) * group_size, cpu_s)
 
 
-def grouped(shape: Shape, seeds: Sequence[int], group_size: int) -> Result:
-    """One ``GroupEnv`` on one shared browser, told the step's seeds ahead; one group after the other."""
+def grouped(shape: Shape, seeds: Sequence[int], group_size: int, together: bool = True) -> Result:
+    """One ``GroupEnv`` on one shared browser, told the step's seeds ahead; one group after the other, its members
+    stepping together (``together=False``: one after another)."""
     with PeakMemory() as memory:
         t0 = time.perf_counter()
-        group = GroupEnv(shape.env_id, n_agents=group_size, env_kwargs=shape.kwargs)
+        group = GroupEnv(shape.env_id, n_agents=group_size, env_kwargs=shape.kwargs, step_together=together)
         try:
             group.reset(seed=0)
             startup = time.perf_counter() - t0
@@ -232,10 +235,16 @@ def cpu_bound(results: dict[str, Result], cores: int) -> str:
     )
 
 
-def run(shape: Shape, groups: int, group_size: int, first_seed: int = 100) -> tuple[dict[str, Result], str]:
-    """Both paths on the same seeds, group path first (each launches its own browsers)."""
+def run(
+    shape: Shape, groups: int, group_size: int, first_seed: int = 100, one_by_one: bool = False
+) -> tuple[dict[str, Result], str]:
+    """Both paths on the same seeds, today's first (each launches its own browsers); with ``one_by_one``, a third
+    row: the group path with its members stepping one after another (what the group path did before they stepped
+    together)."""
     seeds = list(range(first_seed, first_seed + groups))
     paths: dict[str, Callable[[Shape, Sequence[int], int], Result]] = {"today": today, "group": grouped}
+    if one_by_one:
+        paths["group, one by one"] = functools.partial(grouped, together=False)
     loads: list[str] = []
     results = {}
     for name, path in paths.items():
@@ -254,12 +263,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Result]]:
     )
     parser.add_argument("--shape", choices=("both", "ground", "multi"), default="both")
     parser.add_argument("--quick", action="store_true", help="2 groups of 2: a check that every row runs")
+    parser.add_argument(
+        "--one-by-one", action="store_true", help="add the group path with its members stepping one after another"
+    )
     args = parser.parse_args(argv)
     groups, size = (2, 2) if args.quick else (args.groups, args.group_size)
     console = Console(width=None if sys.stdout.isatty() else 160)
     out = {}
     for key in ("ground", "multi") if args.shape == "both" else (args.shape,):
-        results, load = run(SHAPES[key], groups, size)
+        results, load = run(SHAPES[key], groups, size, one_by_one=args.one_by_one)
         out[key] = results
         console.print(table(SHAPES[key], results, groups, size, load))
         console.print(cpu_bound(results, os.cpu_count() or 1), soft_wrap=True)
