@@ -221,7 +221,7 @@ class _Worker:
         self.dead_reason: str | None = None
         #: Wakes :meth:`_serve` when a caller queued a call (set only while it runs; any thread may call it).
         self.wake: Callable[[], None] | None = None
-        #: The most lanes whose calls were in progress at once (1 without lanes): how much the calls overlapped.
+        #: The most lanes whose calls were in progress at once (0 until a call ran with lanes): how much they overlapped.
         self.most_at_once = 0
 
     def run(self, q: queue.Queue[Any]) -> None:
@@ -298,7 +298,10 @@ class _Worker:
                     future.set_exception(exc)
                 finally:
                     busy.discard(lane)
-                    wake.set()
+                    try:
+                        wake.set()
+                    except RuntimeError:  # the loop closed under a call left waiting (the session is stopping)
+                        pass
 
             greenlet.greenlet(body).switch()  # runs until its first wait for the browser, or to its end
 
