@@ -14,7 +14,8 @@ Each shape runs two ways in the same process, one after the other, on the same s
   ran before announcements (``collect_groups`` over separate envs);
 * **group**: one :class:`~gui_envs.multi.GroupEnv` of ``group_size`` members on one shared Chromium, told the
   step's seeds ahead (:func:`gui_envs.upcoming.announce`): the first member builds and observes each start
-  (prepared in the background while the previous group steps), the others copy it.
+  (prepared in the background while the previous group steps), the others copy it, and the members step together
+  (``GroupEnv(step_together=True)``: their browser calls overlap).
 
 Columns: start-up (make + first reset, s), the step's env time (all groups: resets and steps, s), the peak
 resident memory of this process and every process it started (the browsers; MiB, sampled every 0.1 s, shared pages
