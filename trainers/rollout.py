@@ -288,7 +288,15 @@ class GroupWorkers(EnvWorkers):
         return out
 
     def step(self, actions: dict[int, Any]) -> dict[int, StepResult]:
-        return {i: self.slots[i].step(a) for i, a in actions.items()}
+        # A group env's members step together (GroupEnv.step_members: one browser, their waits overlapped).
+        out: dict[int, StepResult] = {}
+        for g, group in enumerate(self.groups):
+            mine = {i: a for i, a in actions.items() if i // self.group_size == g}
+            if mine:
+                agents = {i: group.possible_agents[i % self.group_size] for i in mine}
+                done = group.step_members({agents[i]: a for i, a in mine.items()})
+                out.update({i: done[agents[i]] for i in mine})
+        return {i: out[i] for i in actions}
 
     def privileged(self, indices: Sequence[int]) -> dict[int, dict[str, Any]]:
         return {i: privileged_of(self.slots[i]) for i in indices}

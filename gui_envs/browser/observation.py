@@ -8,9 +8,11 @@ same document gives the same ids, and an element keeps its id while scripts chan
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import string
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -148,11 +150,27 @@ def extract(page: Any, max_elements: int = 600) -> PageView:
     )
 
 
+#: Each page's CDP session for :func:`screenshot`, opened on its first capture (opening one costs a round trip).
+_CAPTURERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 def screenshot(page: Any, image_format: str = "jpeg", quality: int = 90) -> bytes:
-    """Capture the viewport. JPEG is faster to capture and decode than PNG (see ``benchmarks/web_speed.py``)."""
-    if image_format == "png":
-        return page.screenshot(type="png", animations="allow", caret="initial")
-    return page.screenshot(type="jpeg", quality=quality, animations="allow", caret="initial")
+    """Capture the viewport. JPEG is faster to capture and decode than PNG (see ``benchmarks/web_speed.py``).
+
+    One CDP ``Page.captureScreenshot``: the bytes Playwright's ``page.screenshot`` gives with these settings
+    (animations running, caret as it is; ``tests/gui_envs/web/test_capture.py``) without the four other round trips
+    it makes to the page: a style set up and taken down in every frame (these settings need none), the page's layout
+    metrics, and ``document.fonts.ready`` (the bundled sites load no web fonts). They were 10-30% of a web step's
+    time (``docs/rollout_speed.md``). A page that has no CDP session (not Chromium) is captured by Playwright."""
+    capturer = _CAPTURERS.get(page)
+    if capturer is None:
+        try:
+            capturer = _CAPTURERS[page] = page.context.new_cdp_session(page)
+        except Exception:  # noqa: BLE001 - not Chromium: Playwright's capture, same settings
+            kind = {"type": "png"} if image_format == "png" else {"type": "jpeg", "quality": quality}
+            return page.screenshot(**kind, animations="allow", caret="initial")
+    params = {"format": "png"} if image_format == "png" else {"format": "jpeg", "quality": quality}
+    return base64.b64decode(capturer.send("Page.captureScreenshot", params)["data"])
 
 
 def observe(page: Any, timeout_ms: float, image_format: str | None = "jpeg") -> tuple[PageView, bytes]:

@@ -19,6 +19,7 @@ that is still alive, so no Chromium outlives its session.
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import logging
 import os
@@ -26,7 +27,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -209,13 +210,19 @@ class _Worker:
         call_timeout_s: float,
         extra_args: tuple[str, ...],
         device_scale_factor: float = 1.0,
+        lanes: bool = False,
     ) -> None:
         self.setup, self.viewport, self.headless = setup, viewport, headless
         self.device_scale_factor = device_scale_factor
         self.call_timeout_s, self.extra_args = call_timeout_s, extra_args
+        self.lanes = lanes
         self.procs = _Processes()
         self.handles: SessionHandles | None = None
         self.dead_reason: str | None = None
+        #: Wakes :meth:`_serve` when a caller queued a call (set only while it runs; any thread may call it).
+        self.wake: Callable[[], None] | None = None
+        #: The most lanes whose calls were in progress at once (0 until a call ran with lanes): how much they overlapped.
+        self.most_at_once = 0
 
     def run(self, q: queue.Queue[Any]) -> None:
         while True:
@@ -227,8 +234,12 @@ class _Worker:
                     item[1].set_result(None)
                 except BaseException as exc:
                     item[1].set_exception(exc)
+            elif kind == "call" and self.lanes and _can_interleave(self.handles):
+                later = self.serve(item, q)
+                if later:  # a stop queued while calls ran: done after them
+                    q.put(later[0])
             elif kind == "call":
-                _, fn, future = item
+                _, fn, future, _lane = item
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
@@ -239,6 +250,100 @@ class _Worker:
                 self.teardown()
                 item[1].set_result(None)
                 return
+
+    def serve(self, first: tuple[Any, ...], q: queue.Queue[Any]) -> list[tuple[Any, ...]]:
+        """Run ``first`` and every call queued while it runs, the calls of different lanes interleaved (see
+        :class:`BrowserSession`'s ``lanes``); returns when no call is left, with the non-call items it took."""
+        taken: list[tuple[Any, ...]] = []
+        assert self.handles is not None
+        try:
+            return self.handles.playwright._sync(self._serve(first, q, taken))
+        except BaseException as exc:  # noqa: BLE001 - the driver connection broke: every pending call fails with it
+            self.mark_dead(str(exc).splitlines()[0] if str(exc) else "the browser connection broke")
+            for item in taken:
+                future = item[2]
+                if not future.done():
+                    future.set_exception(exc)
+            return []
+
+    async def _serve(
+        self, first: tuple[Any, ...], q: queue.Queue[Any], taken: list[tuple[Any, ...]]
+    ) -> list[tuple[Any, ...]]:
+        """The event loop's side of :meth:`serve`. Each call runs in a greenlet of its own, as Playwright runs the
+        sync API's event handlers: where it waits for the browser it switches to the loop, and the loop goes on
+        with the other calls. Python code between two browser calls is never interleaved with another call's."""
+        import greenlet
+
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        pending: list[tuple[Any, ...]] = []  # calls not started yet, in the order they were queued
+        busy: set[Hashable] = set()
+        later: list[tuple[Any, ...]] = []
+
+        def take(item: tuple[Any, ...]) -> None:
+            taken.append(item)
+            (pending if item[0] == "call" else later).append(item)
+
+        def start(item: tuple[Any, ...]) -> None:
+            _, fn, future, lane = item
+            if not future.set_running_or_notify_cancel():
+                return
+            busy.add(lane)
+            self.most_at_once = max(self.most_at_once, len(busy))
+
+            def body() -> None:
+                try:
+                    future.set_result(fn(self.handles))
+                except BaseException as exc:
+                    future.set_exception(exc)
+                finally:
+                    busy.discard(lane)
+                    try:
+                        wake.set()
+                    except RuntimeError:  # the loop closed under a call left waiting (the session is stopping)
+                        pass
+
+            greenlet.greenlet(body).switch()  # runs until its first wait for the browser, or to its end
+
+        def start_what_may_run() -> None:
+            """Start each pending call whose lane is free and has no earlier call pending. A call of lane ``None``
+            (the session's own: opening a context, reading the browser) is a barrier, as it was without lanes: it
+            starts once every call queued before it has ended, and every call queued after it waits for it."""
+            held: set[Hashable] = set()
+            for item in list(pending):
+                lane = item[3]
+                if None in busy or (lane is None and (busy or held)):
+                    return
+                if lane not in busy and lane not in held:
+                    pending.remove(item)
+                    start(item)  # may end at once (no browser call): then its lane is free again
+                    if lane is None:
+                        return
+                held.add(lane)
+
+        def wake_threadsafe() -> None:
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop closed (the session is stopping): nothing left to wake
+                pass
+
+        take(first)
+        self.wake = wake_threadsafe  # set before the queue is read: a call queued after that read wakes the loop
+        try:
+            while True:
+                wake.clear()
+                while True:
+                    try:
+                        take(q.get_nowait())
+                    except queue.Empty:
+                        break
+                start_what_may_run()
+                if not busy and not pending:
+                    return later
+                if not wake.is_set():  # set already: a call just started has ended, and its lane may go on
+                    await wake.wait()
+        finally:
+            self.wake = None
 
     def launch(self) -> None:
         from playwright.sync_api import sync_playwright
@@ -312,6 +417,12 @@ class BrowserSession:
         call_timeout_s: default Playwright timeout for page calls (seconds).
         extra_args: more Chromium flags.
         device_scale_factor: device pixels per CSS pixel (the simulated phone uses 3).
+        lanes: let calls of different lanes (:meth:`call`'s ``lane``: the contexts of a
+            :class:`~gui_envs.browser.shared.SharedBrowser`) overlap where they wait for the browser, instead of
+            running one after another. Each lane's calls still run one at a time, in the order they were queued, and
+            the Python code of a call is never interleaved with another's between two browser calls (greenlets, as
+            Playwright runs its sync API's event handlers). The browser then works on several pages at once: a
+            group's members step together (:class:`~gui_envs.multi.GroupEnv`).
     """
 
     def __init__(
@@ -322,11 +433,12 @@ class BrowserSession:
         call_timeout_s: float = 10.0,
         extra_args: tuple[str, ...] = (),
         device_scale_factor: float = 1.0,
+        lanes: bool = False,
     ) -> None:
         self.viewport = viewport
         self.call_timeout_s = call_timeout_s
         self._worker = _Worker(
-            setup, viewport, headless, call_timeout_s, tuple(extra_args), float(device_scale_factor)
+            setup, viewport, headless, call_timeout_s, tuple(extra_args), float(device_scale_factor), lanes
         )
         self._queue: queue.Queue[Any] = queue.Queue()
         self._thread = threading.Thread(
@@ -359,13 +471,17 @@ class BrowserSession:
         self._worker.refresh_tree()
         return frozenset(self._worker.procs.tree)
 
-    def call(self, fn: Callable[[SessionHandles], T], timeout_s: float | None = None) -> T:
+    def call(
+        self, fn: Callable[[SessionHandles], T], timeout_s: float | None = None, lane: Hashable = None
+    ) -> T:
         """Run ``fn(handles)`` in the worker thread and return its result.
 
         Args:
             fn: a callable that uses the Playwright objects; it runs in the worker thread.
             timeout_s: time limit for this call in seconds (default ``call_timeout_s``); Playwright calls
                 inside ``fn`` carry their own timeouts, this is the backstop.
+            lane: the calls' order: calls of one lane run one after another, in order; with ``lanes=True``, calls of
+                different lanes may overlap (the session's own calls are lane ``None``).
 
         Raises:
             BrowserCrashedError: the browser died (or had died before this call).
@@ -375,7 +491,7 @@ class BrowserSession:
             reason = self._worker.dead_reason or "session closed"
             raise BrowserCrashedError(f"the browser is gone ({reason}); call env.reset() to relaunch it")
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        self._queue.put(("call", fn, future))
+        self._put(("call", fn, future, lane))
         limit = (timeout_s if timeout_s is not None else self.call_timeout_s) + _GRACE_S
         try:
             return future.result(timeout=limit)
@@ -387,14 +503,21 @@ class BrowserSession:
         except BaseException as exc:
             raise self._translate(exc) from exc
 
-    def submit(self, fn: Callable[[SessionHandles], object]) -> None:
+    def submit(self, fn: Callable[[SessionHandles], object], lane: Hashable = None) -> None:
         """Queue ``fn(handles)`` to run in the worker thread without waiting for it (background work such as
-        :meth:`SessionHandles.prepare_page`). The next :meth:`call` runs after it; its errors are logged only."""
+        :meth:`SessionHandles.prepare_page`). The next :meth:`call` of its ``lane`` runs after it; its errors are
+        logged only."""
         if not self.alive:
             return
         future: concurrent.futures.Future[object] = concurrent.futures.Future()
         future.add_done_callback(_log_failure)
-        self._queue.put(("call", fn, future))
+        self._put(("call", fn, future, lane))
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        self._queue.put(item)
+        wake = self._worker.wake  # read after the put: see _Worker._serve
+        if wake is not None:
+            wake()
 
     def close(self) -> None:
         """Close the browser and stop the worker thread; idempotent."""
@@ -434,6 +557,12 @@ class BrowserSession:
             return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
         except psutil.Error:
             return False
+
+
+def _can_interleave(handles: SessionHandles | None) -> bool:
+    """Whether the sync API's internals that :meth:`_Worker.serve` drives are there (Playwright's private
+    ``_sync``; a version without it runs every call one after another, as ``lanes=False`` does)."""
+    return handles is not None and callable(getattr(handles.playwright, "_sync", None))
 
 
 def _log_failure(future: concurrent.futures.Future[object]) -> None:

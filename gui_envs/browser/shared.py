@@ -6,8 +6,10 @@ env (:mod:`gui_envs.multi`) would then start N browsers, N Playwright drivers an
 (cookies, storage, request routing of its own) on the one browser, driven by the one worker thread. The envs
 see the same interface as a ``BrowserSession`` (``call``, ``submit``, ``close``, ``alive``).
 
-Calls of the N contexts run one after another in the shared worker thread; the saving is in memory and in
-start-up (one browser launch), not in parallelism. ``python benchmarks/group_speed.py`` measures it.
+Calls of one context run one after another in the shared worker thread; calls of different contexts made from
+several threads at once (a group's members stepping together) overlap where they wait for the browser (the host
+session's ``lanes``), so the browser works on several pages at once. The saving is in memory, in start-up (one
+browser launch) and in that overlap. ``python benchmarks/group_speed.py`` and ``rollout_speed.py`` measure it.
 
 A crash of the shared browser takes every context with it; each env's next ``reset`` then opens a context on
 a freshly launched browser (:meth:`SharedBrowser.session` relaunches on demand).
@@ -46,7 +48,9 @@ class SharedBrowser:
                 self._host.close()
                 self._host = None
             if self._host is None:
-                self._host = BrowserSession(headless=self.headless, call_timeout_s=self.call_timeout_s)
+                # Lanes: each context's calls are a lane, so envs called from several threads (a group's members
+                # stepping together) overlap in the browser where they wait for it.
+                self._host = BrowserSession(headless=self.headless, call_timeout_s=self.call_timeout_s, lanes=True)
             return self._host
 
     def context(
@@ -94,6 +98,7 @@ class ContextSession:
         self.host, self.viewport, self.call_timeout_s = host, viewport, float(call_timeout_s)
         self.dead_reason: str | None = None
         self._closed = False
+        self._lane = object()  # this context's calls keep their order; other contexts' may overlap them
 
         def on_page_crash(_page: Any) -> None:
             # Only this context's renderer died; the browser and the other contexts carry on.
@@ -132,13 +137,14 @@ class ContextSession:
             reason = self.dead_reason or ("context closed" if self._closed else "the shared browser died")
             raise BrowserCrashedError(f"the browser context is gone ({reason}); call env.reset() to reopen it")
         handles = self._handles
-        return self.host.call(lambda _h: fn(handles), timeout_s if timeout_s is not None else self.call_timeout_s)
+        limit = timeout_s if timeout_s is not None else self.call_timeout_s
+        return self.host.call(lambda _h: fn(handles), limit, lane=self._lane)
 
     def submit(self, fn: Callable[[SessionHandles], object]) -> None:
         """Queue background work on this context (see :meth:`BrowserSession.submit`)."""
         if self.alive:
             handles = self._handles
-            self.host.submit(lambda _h: fn(handles))
+            self.host.submit(lambda _h: fn(handles), lane=self._lane)
 
     def close(self) -> None:
         """Close this session's contexts (the one it opened and any its owner opened through the handles, such
@@ -155,7 +161,7 @@ class ContextSession:
 
         # Queued, not waited on: an env's __del__ may run in the worker thread itself (where its last
         # reference was dropped), and waiting there for the worker would deadlock. Errors are only logged.
-        self.host.submit(close_all)
+        self.host.submit(close_all, lane=self._lane)
 
     def __enter__(self) -> ContextSession:
         return self

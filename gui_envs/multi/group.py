@@ -7,6 +7,7 @@ so any multi-agent code that drives PettingZoo can sample groups and read group 
 
 from __future__ import annotations
 
+import concurrent.futures
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -97,6 +98,12 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
     copy that never acts on its page does not load it either. :meth:`announce` tells the group its next seeds, so
     the first copy prepares them while the agents act (:mod:`gui_envs.schema.upcoming`).
 
+    **Members step together** (``step_together=True``, copies on a shared browser): ``step`` steps every live
+    copy at once, one thread each (and a reset, once the first copy has its start, resets the others at once), and the shared browser overlaps their calls where they wait for it (each copy's
+    own calls keep their order: :class:`~gui_envs.browser.session.BrowserSession`'s ``lanes``). Each copy's
+    episode is the one it plays stepped alone; a copy's error is raised after the others have stepped (the
+    first copy's, in agent order), and the group then needs a ``reset`` as before.
+
     Args:
         env_id: any registered guigym id.
         n_agents: group size N (at least 2, for group statistics to exist).
@@ -109,6 +116,8 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             ``"continuous"``...); ``None`` keeps the env's own reward.
         reward_kwargs: the reward wrapper's arguments.
         share_starts: build each group start once and hand copies to the other members (see above).
+        step_together: step the copies on a shared browser at once (see above); ``False`` steps them one after
+            another.
     """
 
     metadata = {"name": "guigym_group_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
@@ -125,6 +134,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         reward: str | None = None,
         reward_kwargs: dict[str, Any] | None = None,
         share_starts: bool = True,
+        step_together: bool = True,
     ) -> None:
         if n_agents < 2:
             raise GroupConfigError(f"n_agents must be at least 2 (a group), got {n_agents}")
@@ -146,6 +156,9 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         self.possible_agents = [f"agent_{i}" for i in range(n_agents)]
         self.agents: list[str] = []
         self.envs: dict[str, gym.Env[Any, Any]] = {}
+        # One thread per copy, started on the first step: only copies on a shared browser gain from stepping at once.
+        self._stepper: concurrent.futures.ThreadPoolExecutor | None = None
+        self.step_together = bool(step_together and self.shared_browser is not None)
         try:
             for agent in self.possible_agents:
                 copy = gym.make(env_id, **kwargs)
@@ -227,13 +240,42 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
         first member's start (see the class docstring), and return each one's ``(obs, info)`` as its env gives them.
         For a caller that drives the members itself (``trainers.rollout.GroupWorkers``); ``reset`` uses it too."""
         leader = self.envs[self.possible_agents[0]].unwrapped
-        out = {}
-        for agent in agents if agents is not None else self.possible_agents:
+        chosen = list(agents if agents is not None else self.possible_agents)
+
+        def reset(agent: str) -> tuple[Any, dict[str, Any]]:
             member = self.envs[agent]
             if member.unwrapped in self._followers:
                 member.unwrapped.share_starts(leader)
-            out[agent] = member.reset(seed=seed, options=options)
-        return out
+            return member.reset(seed=seed, options=options)
+
+        out = {}
+        if self.possible_agents[0] in chosen:  # the start the others copy
+            out[self.possible_agents[0]] = reset(self.possible_agents[0])
+        rest = [a for a in chosen if a not in out]
+        if self.step_together and len(rest) > 1:  # then the others at once (see step_members)
+            futures = {agent: self._pool().submit(reset, agent) for agent in rest}
+            concurrent.futures.wait(futures.values())
+            out.update({agent: future.result() for agent, future in futures.items()})
+        else:
+            out.update({agent: reset(agent) for agent in rest})
+        return {agent: out[agent] for agent in chosen}
+
+    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        """The threads the members step in (one per member), started on first use."""
+        if self._stepper is None:
+            self._stepper = concurrent.futures.ThreadPoolExecutor(len(self.possible_agents), "guigym-group")
+        return self._stepper
+
+    def step_members(self, actions: Mapping[str, Any]) -> dict[str, tuple[Any, Any, bool, bool, dict[str, Any]]]:
+        """Step each member in ``actions`` (agent -> action) and return each one's ``(obs, reward, terminated,
+        truncated, info)`` as its env gives them: all at once when :attr:`step_together` (see the class docstring),
+        else one after another. A member's error is raised once every member has stepped (the first in ``actions``'
+        order). For a caller that drives the members itself (``trainers.rollout.GroupWorkers``); ``step`` uses it."""
+        if not self.step_together or len(actions) < 2:
+            return {agent: self.envs[agent].step(action) for agent, action in actions.items()}
+        futures = {agent: self._pool().submit(self.envs[agent].step, action) for agent, action in actions.items()}
+        concurrent.futures.wait(futures.values())
+        return {agent: future.result() for agent, future in futures.items()}
 
     def _copy_options(self, options: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The options the copies take. PettingZoo's API test resets with ``{"options": 1}`` to check the signature,
@@ -261,11 +303,12 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             )
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         for agent in self.agents:
-            action = actions[agent]
-            point = self._click_point(action, self._last_obs.get(agent))
+            point = self._click_point(actions[agent], self._last_obs.get(agent))
             if point is not None:
                 self._clicks[agent].append(point)
-            obs[agent], reward, terms[agent], truncs[agent], info = self.envs[agent].step(action)
+        results = self.step_members({agent: actions[agent] for agent in self.agents})
+        for agent in self.agents:
+            obs[agent], reward, terms[agent], truncs[agent], info = results[agent]
             rewards[agent] = float(reward)
             self._returns[agent] += rewards[agent]
             if "success" in info:
@@ -328,6 +371,9 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
 
     @guarded_close
     def close(self) -> None:
+        stepper = getattr(self, "_stepper", None)  # absent when the constructor failed early
+        if stepper is not None:
+            stepper.shutdown(wait=True)
         for env in self.envs.values():
             env.close()
         if self.shared_browser is not None:

@@ -17,6 +17,7 @@ def test_quick_run_measures_both_paths_of_both_shapes(capsys: pytest.CaptureFixt
         today, group = results["today"], results["group"]
         assert (today.browsers, group.browsers) == (2, 1)  # 2 separate envs; one shared browser for the group
         assert today.rollouts == group.rollouts == 4
-        assert min(today.step_s, group.step_s, today.peak_mib, group.peak_mib) > 0
+        assert min(today.step_s, group.step_s, today.peak_mib, group.peak_mib, today.cpu_s, group.cpu_s) > 0
     printed = capsys.readouterr().out
     assert "GuiWebGround-v0" in printed and "GuiWeb-v0" in printed and "speed-up" in printed
+    assert printed.count("CPU-bound floor") == 2
