@@ -23,16 +23,17 @@ SFT policy (round 0) on.
   policy grew on the held-out steps; nats, summed over the turn's tokens), ``Acc_S`` of the round's trees, and
   tree counts by class and pair counts by kind.
 
-Measured (``--seeds 3 --jobs 3``, ``configs/ipl_tiny_cpu.yaml`` as committed: T-DPO at 1e-4 then 1e-5; 9
-balanced demos, 12 held-out episodes; load average about 2-6 on 2 cores): held-out greedy success 0.444 +- 0.478
-(warm-up), 0.667 +- 0.000, 0.694 +- 0.120, 0.694 +- 0.120 (rounds 1-3); held-out pair margin 7.39 +- 2.91,
-9.47 +- 1.79, 9.62 +- 1.68, 9.69 +- 1.56 nats. The last round is above the warm-up in 2 of 3 seeds (the third
-started at 0.667 and stayed there); mean gain +0.25, with a 95% interval that still spans 0 at 3 seeds. With
-T-DPO at 3e-4 (then 3e-5) the same 3 seeds went 0.417 -> 0.139 -> 0.278 -> 0.444 (round 1 drifted on 2 of 3).
-Both tables predate ordering the demos by reset seed (:func:`trainers.ipl.training_trajectories`): the warm-up's
-data order then followed the demo folders' random ids, so rerunning gives other per-seed figures.
+Measured (the default 5 run seeds, ``--jobs 2``, ``configs/ipl_tiny_cpu.yaml`` as committed: T-DPO at 1e-4 then
+1e-5; 9 balanced demos ordered by reset seed, 12 held-out episodes; 2026-12-02, load 10-16 on 2 cores): held-out
+greedy success 0.517 +- 0.465 (warm-up), 0.817 +- 0.212, 0.817 +- 0.212, 0.867 +- 0.227 (rounds 1-3); held-out
+pair margin 6.57 +- 2.13, 10.20 +- 2.99, 10.27 +- 2.93, 10.36 +- 2.99 nats; step accuracy 0.722 -> 0.894. Per seed
+(warm-up -> round 3): 0.333 -> 0.667, 0.583 -> 1.000, 1.000 -> 1.000, 0.000 -> 1.000, 0.667 -> 0.667: above the
+warm-up in 3 of 5 seeds, never below it (one starts at the ceiling); mean gain +0.350, 95% t interval +-0.51 at 5
+seeds, so not yet significant. Plot: ``docs/learning/ipl_rounds.png``. An earlier 3-seed run (demos in folder-id
+order) gave 0.444 -> 0.694; with T-DPO at 3e-4 (then 3e-5) the same 3 seeds went 0.417 -> 0.139 -> 0.278 -> 0.444
+(round 1 drifted on 2 of 3).
 
-Run: ``python benchmarks/ipl_rounds.py --jobs 3`` (5 run seeds x the config's 3 rounds; about 3 minutes a run on
+Run: ``python benchmarks/ipl_rounds.py --jobs 2`` (5 run seeds x the config's 3 rounds; about 3 minutes a run on
 an idle core, 40 under a load of 30 on 2 cores), or ``--quick`` (1 seed, 1 round, a cut-down run: checks the path, not
 the effect; about 20 s to a minute). Prints markdown tables; writes ``benchmarks/out/ipl_rounds.png`` and ``.json``.
 """
