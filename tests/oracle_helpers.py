@@ -1,12 +1,36 @@
-"""Test helpers shared by the GUI env suites: play a task's oracle plan, score the string-matching baseline."""
+"""Test helpers shared by the GUI env and trainer suites: play a task's oracle plan, record oracle demonstrations of
+``ClickBox-v0``, score the string-matching baseline."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from benchmarks.ground_baselines import string_match_point
 from gui_envs.browser.observation import parse_elements
 from gui_envs.schema.actions import Action
+
+
+def record_box_demos(folder: Path, seeds: range, screenshots: bool = False, **env_kwargs: Any) -> Path:
+    """Oracle episodes of ``ClickBox-v0(**env_kwargs)`` at ``seeds``, saved under ``folder`` (each records its seed;
+    with ``screenshots``, its screenshot too, for a policy that reads pixels without replaying the env).
+
+    Each is named by its seed: trajectories load in folder-name order, so the samples' order (and a seeded run's
+    batches) is the same in every test run, not that of fresh random ids."""
+    import gymnasium as gym
+
+    from agents import OracleAgent
+    from gui_envs.schema.trajectory import save_trajectories
+    from trainers.rollout import RolloutConfig, collect_episodes
+
+    env = gym.make("ClickBox-v0", **env_kwargs)
+    cfg = RolloutConfig(max_steps=1, record_screenshots=screenshots, progress=False)
+    trajs = [collect_episodes([env], OracleAgent(env), [seed], cfg)[0] for seed in seeds]
+    env.close()
+    for traj in trajs:
+        traj.id = f"seed-{traj.seed:06d}"
+    save_trajectories(trajs, folder)
+    return folder
 
 
 def run_oracle(env: Any, task: str, seed: int, max_steps: int = 40) -> tuple[float, dict]:

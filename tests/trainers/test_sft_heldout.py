@@ -13,32 +13,14 @@ import torch
 from typer.testing import CliRunner
 
 import gui_envs  # noqa: F401
-from agents import OracleAgent
 from guigym.cli import app
+from tests.oracle_helpers import record_box_demos
 from trainers.config_io import ConfigError
 from trainers.heldout import SplitOverlapError
-from trainers.rollout import RolloutConfig, collect_episodes
 from trainers.sft import ReplayError, replay_observations, train_sft
 from trainers.sft_config import SFTConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def record_demos(folder: Path, seeds: range, n_boxes: int = 2) -> Path:
-    """Oracle episodes of ``ClickBox-v0`` at ``seeds``, saved under ``folder`` (each records its seed).
-
-    Each is named by its seed: trajectories load in folder-name order, so the samples' order (and a seeded run's
-    batches) is the same in every test run, not that of fresh random ids."""
-    from gui_envs.schema.trajectory import save_trajectories
-
-    env = gym.make("ClickBox-v0", n_boxes=n_boxes)
-    cfg = RolloutConfig(max_steps=1, progress=False)
-    trajs = [collect_episodes([env], OracleAgent(env), [seed], cfg)[0] for seed in seeds]
-    env.close()
-    for traj in trajs:
-        traj.id = f"seed-{traj.seed:06d}"
-    save_trajectories(trajs, folder)
-    return folder
 
 
 def _config(model: Path, demos: Path, out: Path, **kw: object) -> SFTConfig:
@@ -49,7 +31,7 @@ def _config(model: Path, demos: Path, out: Path, **kw: object) -> SFTConfig:
 
 
 def test_a_held_out_seed_that_was_trained_on_is_refused(tiny_lm_path: Path, tmp_path: Path) -> None:
-    demos = record_demos(tmp_path / "demos", range(5))
+    demos = record_box_demos(tmp_path / "demos", range(5), n_boxes=2)
     with pytest.raises(SplitOverlapError, match=r"ClickBox-v0 seeds overlap .* at 3, 4: the trajectories"):
         train_sft(_config(tiny_lm_path, demos, tmp_path / "run", eval_seeds=[3, 4, 100]))
     assert not (tmp_path / "run").exists()  # refused before any work
@@ -58,7 +40,7 @@ def test_a_held_out_seed_that_was_trained_on_is_refused(tiny_lm_path: Path, tmp_
 def test_trajectories_without_seeds_cannot_be_checked(tiny_lm_path: Path, tmp_path: Path) -> None:
     from gui_envs.schema.trajectory import load_trajectories, save_trajectories
 
-    demos = record_demos(tmp_path / "demos", range(2))
+    demos = record_box_demos(tmp_path / "demos", range(2), n_boxes=2)
     trajs = load_trajectories(demos)
     trajs[0].seed = None
     save_trajectories(trajs, tmp_path / "unseeded")
@@ -76,7 +58,7 @@ def test_eval_fields_are_checked(tiny_lm_path: Path, tmp_path: Path) -> None:
 def test_replay_rebuilds_the_observation_and_refuses_another_env(tmp_path: Path) -> None:
     from gui_envs.schema.trajectory import load_trajectories
 
-    (traj,) = load_trajectories(record_demos(tmp_path / "demos", range(7, 8)))
+    (traj,) = load_trajectories(record_box_demos(tmp_path / "demos", range(7, 8), n_boxes=2))
     env = gym.make("ClickBox-v0", n_boxes=2)
     (obs,) = replay_observations(env, traj)
     assert obs["instruction"] == traj.instruction and "elements" in obs  # what the box format lists
@@ -87,7 +69,7 @@ def test_replay_rebuilds_the_observation_and_refuses_another_env(tmp_path: Path)
 
 def test_held_out_eval_is_logged_and_leaves_training_unchanged(tiny_lm_path: Path, tmp_path: Path) -> None:
     torch.set_num_threads(1)
-    demos = record_demos(tmp_path / "demos", range(16))
+    demos = record_box_demos(tmp_path / "demos", range(16), n_boxes=2)
     plain = train_sft(_config(tiny_lm_path, demos, tmp_path / "plain"))
     out = train_sft(_config(tiny_lm_path, demos, tmp_path / "eval", eval_seeds={"start": 1000, "count": 6},
                             eval_every=3, eval_samples=2, plot=True))  # fmt: skip
@@ -106,7 +88,7 @@ def test_held_out_eval_is_logged_and_leaves_training_unchanged(tiny_lm_path: Pat
 
 def test_train_sft_prints_the_held_out_figure(tiny_lm_path: Path, tmp_path: Path) -> None:
     torch.set_num_threads(1)
-    demos = record_demos(tmp_path / "demos", range(4))
+    demos = record_box_demos(tmp_path / "demos", range(4), n_boxes=2)
     result = CliRunner().invoke(
         app,
         ["train", "sft", "-c", str(ROOT / "configs/sft_tiny_heldout.yaml"), "--set", f"model={tiny_lm_path}",
@@ -136,7 +118,7 @@ def test_sft_raises_held_out_success_on_click_box(tmp_path: Path) -> None:
 
     torch.set_num_threads(1)
     model = build_causal_lm(tmp_path / "tiny-llama-128", hidden_size=128)
-    demos = record_demos(tmp_path / "demos", range(500))
+    demos = record_box_demos(tmp_path / "demos", range(500), n_boxes=2)
     config = _config(model, demos, tmp_path / "run", epochs=30, batch_size=32, seed=0, eval_samples=0,
                      eval_seeds={"start": 100_000, "count": 200}, eval_num_envs=64)  # fmt: skip
     out = train_sft(config)

@@ -23,11 +23,9 @@ import pytest
 import torch
 
 import gui_envs  # noqa: F401
-from agents import OracleAgent
 from agents.prompts.box import BoxFormat
 from agents.tiny_models import build_llava
-from gui_envs.schema.trajectory import save_trajectories
-from trainers.rollout import RolloutConfig, collect_episodes
+from tests.oracle_helpers import record_box_demos
 from trainers.sft import train_sft
 from trainers.sft_config import SFTConfig
 
@@ -50,19 +48,6 @@ def best_constant_cell(seeds: range) -> float:
     return float(hits.max()) / len(seeds)
 
 
-def record_pixel_demos(folder: Path, seeds: range) -> Path:
-    """Oracle clicks (the box's centre) on the layouts of ``seeds``, saved with their screenshots, named by seed so
-    that they load (and batch) in the same order in every run."""
-    env = gym.make("ClickBox-v0", **PIXELS)
-    cfg = RolloutConfig(max_steps=1, record_screenshots=True, progress=False)
-    trajs = [collect_episodes([env], OracleAgent(env), [seed], cfg)[0] for seed in seeds]
-    env.close()
-    for traj in trajs:
-        traj.id = f"seed-{traj.seed:06d}"
-    save_trajectories(trajs, folder)
-    return folder
-
-
 def test_the_held_out_chance_level() -> None:
     # A policy that answers one cell whatever the screenshot: the bar the learning test must clear by far.
     assert 0.1 < best_constant_cell(HELD_OUT) < 0.2
@@ -72,7 +57,7 @@ def test_the_held_out_chance_level() -> None:
 @pytest.mark.timeout(1500)
 def test_sft_through_pixels_grounds_layouts_it_never_saw(tmp_path: Path) -> None:
     torch.set_num_threads(1)
-    demos = record_pixel_demos(tmp_path / "demos", range(3000))
+    demos = record_box_demos(tmp_path / "demos", range(3000), screenshots=True, **PIXELS)
     config = SFTConfig.from_yaml(
         ROOT / "configs" / "sft_tiny_vlm_pixels.yaml",
         [f"model={build_llava(tmp_path / 'llava')}", f"data={demos}", f"output_dir={tmp_path / 'run'}",
