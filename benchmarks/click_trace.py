@@ -2,11 +2,14 @@
 
 After a reset of ``GuiWeb-v0`` to an episode whose oracle's next action is a click, one ``env.step(click)`` runs
 under :func:`sys.setprofile`, which reports every Python function call. Each call of a function defined in a file
-under ``gui_envs/`` is recorded by that file's path (``web/env.py``); calls of anything else (the standard
-library, numpy, Playwright) are not recorded, and neither are returns. Definitions:
+under ``gui_envs/`` *from a different file* (the caller's frame is in another module, or outside ``gui_envs``) is
+an **entry**, recorded by the callee's path (``web/env.py``); a module calling its own functions enters nothing,
+returns enter nothing, and calls of anything else (the standard library, numpy, Playwright) are not recorded.
+Definitions:
 
-* a **stop** is a maximal run of consecutive recorded calls into the same module (so ``step`` calling three helpers
-  of its own module makes one stop; a call into ``browser/observation.py`` between two of them makes three);
+* a **stop** is a maximal run of consecutive entries into the same module (``step`` in ``web/env.py`` calling
+  ``observation.decode`` and then ``observation.screen_observation`` is one stop in ``browser/observation.py``;
+  ``TaskEnv.step`` calling back a hook that ``web/env.py`` implements is a new stop in ``web/env.py``);
 * a module's **re-entries** are its stops after its first one (it was entered again after another module's);
 * **stops** = the length of the run sequence; **modules** = how many distinct modules it holds.
 
@@ -69,7 +72,10 @@ def trace_calls(fn: Callable[[], Any]) -> tuple[Trace, Any]:
         if event != "call":
             return
         module = module_of(frame.f_code.co_filename)
-        if module is not None and (not stops or stops[-1] != module):
+        caller = frame.f_back
+        if module is None or (caller is not None and module_of(caller.f_code.co_filename) == module):
+            return
+        if not stops or stops[-1] != module:
             stops.append(module)
 
     previous = sys.getprofile()
