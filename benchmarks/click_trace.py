@@ -24,6 +24,7 @@ the same single traced click (it takes a few seconds either way). ``--sequence``
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -97,7 +98,7 @@ def click_step_trace(env: gym.Env[Any, Any], seed: int = 0, tries: int = 50) -> 
         env.reset(seed=task_seed)
         action = base.oracle_action()
         if action.type == "click":
-            trace, _ = trace_calls(lambda: base.step(action))
+            trace, _ = trace_calls(functools.partial(base.step, action))
             return trace
     raise RuntimeError(f"no oracle click first in seeds {seed}..{seed + tries - 1}")
 
