@@ -272,9 +272,11 @@ class ResetPreparer:
 
     def ensure_session(self) -> Session:
         """The live session; opens one (first reset, or after a crash), with both sides' routing."""
-        # Both sides serve what a subclass adds to the table; the owner's origins each from its own state.
-        setup = functools.partial(self.pair.install, shared=self.route_table())
-        return self.browser.ensure(self.route_table, setup)
+        # The env's table (a subclass may add origins); both sides serve what it adds, the owner's origins each
+        # from its own state.
+        route_table = self._env()._route_table
+        setup = functools.partial(self.pair.install, shared=route_table())
+        return self.browser.ensure(route_table, setup)
 
     def swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
         """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
