@@ -17,7 +17,10 @@ Only the calling thread is traced: ``sys.setprofile`` covers the thread that set
 runs in the session's worker thread (:mod:`gui_envs.browser.session`), which the env thread waits on. That
 worker's calls are the browser's plumbing, not the env's structure, so they are left out on purpose.
 
-Usage: ``python benchmarks/click_trace.py [--seed 0] [--sequence]``; ``--quick`` (what ``guigym bench`` runs) is
+The last line also gives the re-entries outside the task's own judge (:data:`TASK_MODULES`).
+
+Usage (from the repository root, so that this checkout's ``gui_envs`` is the one traced; ``guigym bench`` sets
+``PYTHONPATH`` so): ``PYTHONPATH=. python benchmarks/click_trace.py [--seed 0] [--sequence]``; ``--quick`` (what ``guigym bench`` runs) is
 the same single traced click (it takes a few seconds either way). ``--sequence`` prints the stops in order.
 """
 
@@ -35,6 +38,11 @@ from typing import Any
 import gymnasium as gym
 
 import gui_envs
+
+#: The task object's own code, which the env calls once to judge the step (``judge_step`` -> ``task.evaluate``): the
+#: template (``tasks/base.py``, ``web/tasks/``) reading its site's state (``browser/site.py``). How often the judge
+#: moves between those is the task's business, not the env's structure, so it is reported apart.
+TASK_MODULES = ("tasks/base.py", "web/tasks/", "browser/site.py")
 
 #: The package root: a function whose file lies under it is recorded, by its path relative to it.
 ROOT = Path(gui_envs.__file__).resolve().parent
@@ -55,6 +63,11 @@ class Trace:
     def reentries(self) -> dict[str, int]:
         """Each module's stops after its first (only modules entered more than once)."""
         return {m: n - 1 for m, n in Counter(self.stops).items() if n > 1}
+
+    @property
+    def env_reentries(self) -> dict[str, int]:
+        """:attr:`reentries` of the modules outside :data:`TASK_MODULES` (the env's own, and its plumbing)."""
+        return {m: n for m, n in self.reentries.items() if not m.startswith(TASK_MODULES)}
 
 
 def trace_calls(fn: Callable[[], Any]) -> tuple[Trace, Any]:
@@ -120,8 +133,11 @@ def main() -> None:
             print(f"{i:3d} {module}")
     for module, n in sorted(trace.reentries.items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"re-entered {n}x: {module}")
-    reentries = sum(trace.reentries.values())
-    print(f"GuiWeb-v0 click step: {len(trace.stops)} stops in {len(trace.modules)} modules, {reentries} re-entries")
+    reentries, env_reentries = sum(trace.reentries.values()), sum(trace.env_reentries.values())
+    print(
+        f"GuiWeb-v0 click step: {len(trace.stops)} stops in {len(trace.modules)} modules, {reentries} re-entries "
+        f"({env_reentries} outside the task's judge)"
+    )
 
 
 if __name__ == "__main__":
