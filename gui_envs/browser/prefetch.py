@@ -80,7 +80,7 @@ class PagePair:
         self._generation = 0
         #: ``(key, observed)`` of every start the last reset swapped in, in order (what a group member hands on).
         self.played: list[tuple[Hashable, Any]] = []
-        #: Starts observed elsewhere for this reset, by key (:meth:`PreparedResets.share_starts`).
+        #: Starts observed elsewhere for this reset, by key (:meth:`ResetPreparer.share_starts`).
         self.offered: dict[Hashable, Any] = {}
 
     @property

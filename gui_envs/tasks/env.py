@@ -1,10 +1,12 @@
 """One env over a page or a device: the reset / step / observation / info / privileged logic of a task env.
 
-:class:`TaskEnv` holds the episode logic once; the web and phone envs combine it with their plumbing base
-(:class:`~gui_envs.web.env.WebEnvBase`: a browser page; :class:`~gui_envs.android.env.PhoneEnvBase`: a device),
-which provides the few hooks below: restore the app state, open the start screen, perform an action, and say
-where the screen is. The plumbing base, a :class:`ScreenEnv`, also provides ``screen_size`` and the observation
-pieces (``_base_spaces`` / ``_base_obs``).
+The pieces every task env shares are here once: the task pool (:class:`TaskPool`), the end of a step
+(:func:`judge_step`: oracle, judgement, reward, the shared ``info``), and the oracle's channel
+(:func:`next_oracle_action`, :func:`privileged_facts`). :class:`~gui_envs.web.env.GuiWebEnv` holds and calls them,
+its step reading top to bottom in its own module. :class:`TaskEnv` assembles them for an env that combines it
+with a plumbing base (:class:`~gui_envs.android.env.PhoneEnvBase`: a device), which provides the few hooks below:
+restore the app state, open the start screen, perform an action, and say where the screen is. The plumbing base, a
+:class:`ScreenEnv`, also provides ``screen_size`` and the observation pieces (``_base_spaces`` / ``_base_obs``).
 """
 
 from __future__ import annotations
