@@ -268,6 +268,11 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
             raise ResetNeededError("call reset() before oracle_action()")
         return next_oracle_action(self.oracle, self._plan_view(), self.screen_size)
 
+    def example_task(self, cls: type[Task], seed: int) -> Task | None:
+        """Template ``cls`` built at task seed ``seed`` (``None``: this backend cannot judge it), for ``guigym tasks``;
+        it restores the app state to ``seed``, so call it outside an episode."""
+        return self._begin(cls, seed)
+
     def privileged(self) -> dict[str, Any]:
         """The task's reference answer and the oracle's next target (see :mod:`gui_envs.schema.privileged`).
 

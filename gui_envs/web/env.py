@@ -260,6 +260,11 @@ class GuiWebEnv(WebEnvBase):
         record = web_record(self.states, elements, self._view.url)
         return {**privileged_facts(self.task, self.oracle, self._view, self.screen_size), "verifier_record": record}
 
+    def example_task(self, cls: type[Task], seed: int) -> Task:
+        """Template ``cls`` built at task seed ``seed`` on a fresh copy of the sites, without a browser (``guigym
+        tasks`` shows its instruction); the env's own sites are left as they are."""
+        return _build_episode(cls, seed, self.rng_salt, {host: SiteState(site) for host, site in SITES.items()})[0]
+
     # ----- prepared resets -----------------------------------------------------------------------------------
     def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
         """Tell the env its next resets, in order (replacing any earlier announcement; see
