@@ -228,3 +228,13 @@ def test_upvote_all_by_user_on_a_seed_without_a_short_author(web_env: GuiWebEnv)
     # Regression: seed 45 has no author with 2-4 posts, and reset raised LookupError.
     total, info = run_oracle(web_env, "forum.upvote_all_by_user", seed=45)
     assert info["success"] and total == pytest.approx(1.0)
+
+
+def test_proximity_rewards_grade_guiweb_steps_as_planning() -> None:
+    from gui_envs.reward_wrappers.proximity import ProximityRewardWrapper
+
+    env = gym.make("GuiWeb-v0")  # no browser until the first reset
+    try:
+        assert ProximityRewardWrapper(env, planning=True).planning
+    finally:
+        env.close()
