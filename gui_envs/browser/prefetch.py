@@ -26,9 +26,6 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gymnasium.utils import seeding
-
-from gui_envs.browser.observation import PageView
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
@@ -83,7 +80,7 @@ class PagePair:
         self._generation = 0
         #: ``(key, observed)`` of every start the last reset swapped in, in order (what a group member hands on).
         self.played: list[tuple[Hashable, Any]] = []
-        #: Starts observed elsewhere for this reset, by key (:meth:`PreparedResets.share_starts`).
+        #: Starts observed elsewhere for this reset, by key (:meth:`ResetPreparer.share_starts`).
         self.offered: dict[Hashable, Any] = {}
 
     @property
@@ -188,15 +185,10 @@ class PagePair:
         side.done += 1
 
 
-class PreparedResets:
-    """Mixin for an env on a :class:`~gui_envs.browser.page.HermeticBrowser`: the episode plays on the active side
-    of a :class:`PagePair`, and the one the next ``reset()`` without a seed will draw is prepared on the spare side
-    while the agent acts, so that the reset only swaps it in.
-
-    It provides the browser base's ``_route_table`` / ``_ensure_session``, :meth:`_swap_in` / :meth:`_prepare_next`,
-    and, for a task env (``GuiWebEnv``), the ``_begin`` / ``_open`` hooks, leaning on the bases for the rest
-    (``_browser``, ``_page_observer``, ``_absorb``, ``_next_episode``). The env calls :meth:`_init_pair`; a task env
-    implements :meth:`_episode`, an env with a reset of its own (``GuiWebGroundEnv``) calls the two methods itself.
+class ResetPreparer:
+    """The prepared resets of an env on a :class:`~gui_envs.browser.page.HermeticBrowser`, an object the env holds:
+    the episode plays on the active side of a :class:`PagePair`, and the one the next ``reset()`` without a seed
+    will draw is prepared on the spare side while the agent acts, so that the reset only swaps it in.
 
     A caller that names every episode (``reset(seed=...)`` or an ``options`` seed: GRPO's rollouts, ``GroupEnv``,
     evaluation loops) cannot be guessed, but it can say what comes: :meth:`announce` (:mod:`gui_envs.schema.upcoming`).
@@ -204,126 +196,172 @@ class PreparedResets:
     announcement, after two named resets in a row nothing is prepared until a reset without one: those callers pay
     no background work. A first seeded reset, as in ``reset(seed=s)`` then ``reset()`` (Gymnasium's and SB3's
     pattern), still prepares.
+
+    Args:
+        env: the env (held weakly); its ``_announced(upcoming) -> (key, build)`` says which episode an announced
+            reset plays, and its ``reset_options`` which options a reset takes.
+        browser: the env's browser.
+        owners: the two copies of the app state (the episode's, and the next one's).
+        routes: ``owner -> route table``.
+        observe: how a start page is observed (runs in the browser thread; must not hold the env).
+        acts_on_page: whether the agent acts on the page (an env whose episode is judged on its screenshot alone
+            does not).
     """
 
-    _pair: PagePair
+    def __init__(
+        self,
+        env: Any,
+        browser: HermeticBrowser,
+        owners: tuple[Any, Any],
+        routes: Callable[[Any], RouteTable],
+        observe: Observe,
+        acts_on_page: bool = True,
+    ) -> None:
+        self._env = weakref.ref(env)  # the env holds this object: no cycle, so dropping the env closes its browser
+        self.browser = browser
+        self.pair = PagePair(owners, routes, observe)
+        self.upcoming = UpcomingResets()
+        self.acts_on_page = acts_on_page
+        #: Prepare the next episode while the agent acts; a group member that takes its starts from another copy
+        #: (:meth:`share_starts`) turns it off, as that copy prepares them.
+        self.prepare_ahead = True
+        #: Whether each of the last two resets named its episode.
+        self.named = (False, False)
+
+    def use(self, seed: int | None, options: dict[str, Any] | None) -> None:
+        """A reset begins (before it draws): note whether it named its episode and use up its announcement."""
+        named = seed is not None or (options or {}).get("seed") is not None
+        self.named = (self.named[1], named)
+        self.upcoming.use(seed, options)
+        self.pair.played = []
+
+    def share_starts(self, source: Any) -> None:
+        """Offer the env's next reset the starts env ``source`` swapped in at its last reset: where that reset plays
+        the same episode, its start is built and loaded here but not observed again (and, for an env that never
+        acts on its page, not loaded either). ``source`` must be another copy made by ``gym.make`` with the same
+        arguments; anything else is ignored. ``GroupEnv`` does so for its members, which reset to one task and
+        seed. The episode is the one the reset's own arguments give."""
+        env = self._env()
+        # Only a copy made the same way (gym.make with equal arguments: its spec) observes a start the same way.
+        spec = getattr(env, "spec", None)
+        if type(source) is type(env) and source is not env and spec is not None and source.spec == spec:
+            self.pair.offered = dict(source._resets.pair.played)
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the env its next resets, in order (replacing any earlier announcement; see
+        :mod:`gui_envs.schema.upcoming`); the first is prepared from now on. Raises what the reset itself would
+        raise for options it does not take or an unknown task name."""
+        env = self._env()
+        plan = [Upcoming.of(r) for r in resets]
+        for upcoming in plan:
+            check_reset_options(env, upcoming.options)
+            env._announced(upcoming)
+        self.upcoming.replace(plan)
+        session = self.browser.session
+        if plan and self.prepare_ahead and session is not None and session.alive and not is_closed(env):
+            self.pair.prepare(session, *env._announced(plan[0]))
+
+    @property
+    def states(self) -> Any:
+        """This episode's app state: the active side's owner (the sites' live state by host, for the web)."""
+        return self.pair.active.owner
+
+    def route_table(self) -> RouteTable:
+        """The active side's routes."""
+        return self.pair.routes_of(self.states)
+
+    def ensure_session(self) -> Session:
+        """The live session; opens one (first reset, or after a crash), with both sides' routing."""
+        # The env's table (a subclass may add origins); both sides serve what it adds, the owner's origins each
+        # from its own state.
+        route_table = self._env()._route_table
+        setup = functools.partial(self.pair.install, shared=route_table())
+        return self.browser.ensure(route_table, setup)
+
+    def swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
+        """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
+        returns its payload and what was observed of its start page."""
+        swap = functools.partial(self.pair.swap, key=key, build=build, page=self.acts_on_page)
+        if not self.acts_on_page and key in self.pair.offered and self.browser.session is None:
+            # A copy that never acts on its page, handed its start: no browser to open (a context costs a renderer).
+            payload, observed = swap(None)
+        else:
+            payload, observed = self.ensure_session().call(swap)
+        self.browser.net = self.pair.active.net
+        return payload, observed
+
+    def prepare_next(self, key: Hashable, build: Build) -> None:
+        """Prepare the next announced reset's episode on the spare side while the agent acts (returns at once), else
+        the guess ``key`` (what the next ``reset()`` without a seed draws); nothing for a caller that named its last
+        two episodes and announced none (see the class docstring)."""
+        self.pair.offered = {}  # the reset is over (this runs at its end): what was offered was for it alone
+        upcoming = self.upcoming.next()
+        if not self.prepare_ahead:
+            return
+        if upcoming is not None:
+            key, build = self._env()._announced(upcoming)
+        elif all(self.named):
+            return
+        self.pair.prepare(self.ensure_session(), key, build)
+
+
+class PreparedResets:
+    """Mixin for an env with a reset of its own (``GuiWebGroundEnv``) on a
+    :class:`~gui_envs.browser.page.HermeticBrowser`: the env's :class:`ResetPreparer`, made by :meth:`_init_pair`,
+    reached through the env's API (``reset``, :meth:`announce`, :meth:`share_starts`, ``prepare_ahead``) and the
+    browser base's ``_route_table`` / ``_ensure_session``. The env calls :meth:`_swap_in` / :meth:`_prepare_next`
+    in its reset and implements ``_announced``.
+    """
+
+    _resets: ResetPreparer
     _browser: HermeticBrowser
-    #: What was observed of the episode's start page: ``(view, image bytes, decoded frame)`` for ``GuiWebEnv``.
-    _opened: tuple[PageView, bytes, Any]
-    _upcoming: UpcomingResets
-    #: Whether each of the last two resets named its episode.
-    _named: tuple[bool, bool] = (False, False)
+    #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).
+    _acts_on_page: bool = True
 
     # Guarded here as well as in the env's own reset: this one runs first and reads the options.
     @guarded_reset
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        named = seed is not None or (options or {}).get("seed") is not None
-        self._named = (self._named[1], named)
-        self._upcoming.use(seed, options)
-        self._pair.played = []
+        self._resets.use(seed, options)
         return super().reset(seed=seed, options=options)  # type: ignore[misc]
 
-    def share_starts(self, source: PreparedResets) -> None:
-        """Offer this env's next reset the starts ``source`` swapped in at its last reset: where that reset plays the
-        same episode, its start is built and loaded here but not observed again (and, for an env that never acts on
-        its page, not loaded either). ``source`` must be another copy made by ``gym.make`` with the same arguments;
-        anything else is ignored. ``GroupEnv`` does so for its members, which reset to one task and seed. The
-        episode is the one the reset's own arguments give."""
-        # Only a copy made the same way (gym.make with equal arguments: its spec) observes a start the same way.
-        spec = getattr(self, "spec", None)
-        if type(source) is type(self) and source is not self and spec is not None and source.spec == spec:  # type: ignore[attr-defined]
-            self._pair.offered = dict(source._pair.played)
-
-    #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).
-    _acts_on_page: bool = True
-    #: Prepare the next episode while the agent acts; a group member that takes its starts from another copy
-    #: (:meth:`share_starts`) turns it off, as that copy prepares them.
-    prepare_ahead: bool = True
+    def share_starts(self, source: Any) -> None:
+        """See :meth:`ResetPreparer.share_starts`."""
+        self._resets.share_starts(source)
 
     def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the env its next resets, in order (replacing any earlier announcement; see :mod:`gui_envs.schema.upcoming`).
+        """Tell the env its next resets, in order (see :meth:`ResetPreparer.announce`)."""
+        self._resets.announce(resets)
 
-        The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
-        reset with those arguments only swaps it in. The episode a reset plays never depends on what was
-        announced. Raises what the reset itself would raise for options it does not take or an unknown task name.
-        """
-        plan = [Upcoming.of(r) for r in resets]
-        for upcoming in plan:
-            check_reset_options(self, upcoming.options)
-            self._announced(upcoming)
-        self._upcoming.replace(plan)
-        session = self._browser.session
-        if plan and self.prepare_ahead and session is not None and session.alive and not is_closed(self):
-            self._pair.prepare(session, *self._announced(plan[0]))
+    @property
+    def prepare_ahead(self) -> bool:
+        """See :attr:`ResetPreparer.prepare_ahead`."""
+        return self._resets.prepare_ahead
 
-    def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
-        """The key and build of the episode ``reset(seed=upcoming.seed, options=upcoming.options)`` will play, for a
-        task env: gymnasium reseeds the env's generator with the seed, then the template and task seed are drawn
-        from it where the options do not name them (:meth:`~gui_envs.tasks.env.TaskEnv._draw`)."""
-        if upcoming.seed is not None:
-            rng = seeding.np_random(upcoming.seed)[0]
-        else:
-            rng = copy.deepcopy(self.np_random)  # type: ignore[attr-defined]
-        cls, seed = self._draw(rng, dict(upcoming.options or {}))  # type: ignore[attr-defined]
-        return (cls.name, seed), self._episode(cls, seed)
+    @prepare_ahead.setter
+    def prepare_ahead(self, value: bool) -> None:
+        self._resets.prepare_ahead = value
 
     def _init_pair(
         self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
     ) -> None:
         """Two copies of the app state (``owners``: the episode's, and the next one's), ``routes(owner)`` and how a
         start page is observed (default: the env's ``(view, image bytes)``)."""
-        self._pair = PagePair(owners, routes, observe or self._page_observer())  # type: ignore[attr-defined]
-        self._upcoming = UpcomingResets()
-
-    def _episode(self, cls: Any, seed: int) -> Build:
-        """How a side is brought to the episode of template ``cls`` and task seed ``seed``."""
-        raise NotImplementedError
+        observe = observe or self._page_observer()  # type: ignore[attr-defined]
+        self._resets = ResetPreparer(self, self._browser, owners, routes, observe, self._acts_on_page)
 
     @property
     def states(self) -> Any:
-        """This episode's app state: the active side's owner (the sites' live state by host, for the web)."""
-        return self._pair.active.owner
+        """This episode's app state: the active side's owner (the sites' live state by host)."""
+        return self._resets.states
 
     def _route_table(self) -> RouteTable:
-        return self._pair.routes_of(self.states)
+        return self._resets.route_table()
 
     def _ensure_session(self) -> Session:
-        # Both sides serve what a subclass adds to the table; the owner's origins each from its own state.
-        setup = functools.partial(self._pair.install, shared=self._route_table())
-        return self._browser.ensure(self._route_table, setup)
+        return self._resets.ensure_session()
 
     def _swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
-        """Make episode ``key`` the active one (a swap when it is the one prepared, else built in the foreground);
-        returns its payload and what was observed of its start page."""
-        swap = functools.partial(self._pair.swap, key=key, build=build, page=self._acts_on_page)
-        if not self._acts_on_page and key in self._pair.offered and self._browser.session is None:
-            # A copy that never acts on its page, handed its start: no browser to open (a context costs a renderer).
-            payload, observed = swap(None)
-        else:
-            payload, observed = self._ensure_session().call(swap)
-        self._browser.net = self._pair.active.net
-        return payload, observed
+        return self._resets.swap_in(key, build)
 
     def _prepare_next(self, key: Hashable, build: Build) -> None:
-        """Prepare the next announced reset's episode on the spare side while the agent acts (returns at once), else
-        the guess ``key`` (what the next ``reset()`` without a seed draws); nothing for a caller that named its last
-        two episodes and announced none (see the class docstring)."""
-        self._pair.offered = {}  # the reset is over (this runs at its end): what was offered was for it alone
-        upcoming = self._upcoming.next()
-        if not self.prepare_ahead:
-            return
-        if upcoming is not None:
-            key, build = self._announced(upcoming)
-        elif all(self._named):
-            return
-        self._pair.prepare(self._ensure_session(), key, build)
-
-    def _begin(self, cls: Any, seed: int) -> Any:
-        task, self._opened = self._swap_in((cls.name, seed), self._episode(cls, seed))
-        return task
-
-    def _open(self) -> None:
-        self._absorb(*self._opened)  # type: ignore[attr-defined]
-        # The next reset() without a seed draws this episode from the env's generator: prepare it meanwhile.
-        cls, seed = self._next_episode()  # type: ignore[attr-defined]
-        self._prepare_next((cls.name, seed), self._episode(cls, seed))
+        self._resets.prepare_next(key, build)

@@ -32,6 +32,11 @@ class NetLog:
     blocked_documents: int = 0
     server_errors: list[str] = field(default_factory=list)
 
+    def take(self) -> tuple[list[str], list[str]]:
+        """The blocked URLs and the server errors since the last call (the env's per-step report); clears both."""
+        blocked, errors, self.blocked, self.server_errors = self.blocked, self.server_errors, [], []
+        return blocked, errors
+
 
 def install_routing(handles: SessionHandles, table: RouteTable, net: NetLog, context: Any = None) -> None:
     """Runs in the browser thread after launch: hermetic routing and the navigation flag on ``context``

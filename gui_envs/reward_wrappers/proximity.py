@@ -70,7 +70,7 @@ from gui_envs.grid.maze import MazeEnv
 from gui_envs.grid.sudoku import SudokuEnv
 from gui_envs.schema.actions import Action, coerce_action
 from gui_envs.schema.privileged import privileged_of
-from gui_envs.tasks.env import TaskEnv
+from gui_envs.tasks.env import TaskPool
 from rewards.baselines import cell_match_fraction, gaussian_point_reward, gui_r1_reward
 from rewards.geometry import InvalidBoxError, as_box, box_center
 from rewards.ssl import (
@@ -165,7 +165,7 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
             :func:`rewards.ssl.gaussian_field`).
         trajectory: navigate: how step progress becomes the trajectory proximity ``S``: ``"final"``
             (progress at the last step, default) or ``"mean"`` (Eq. 3, the mean over the steps).
-        planning: on a multi-step task env (:class:`~gui_envs.tasks.env.TaskEnv`), grade steps as planning steps
+        planning: on a multi-step task env (one with a :class:`~gui_envs.tasks.env.TaskPool`), grade steps as planning steps
             (type, text, arguments, place; the module docstring) instead of as clicks on the oracle's next box;
             ``None`` takes the class's :attr:`PLANNING`. Other envs ignore it.
     """
@@ -212,7 +212,8 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
         self._last_priv: Mapping[str, Any] = {}
         self._progress: list[float] = []
         wanted = type(self).PLANNING if planning is None else bool(planning)
-        self.planning = wanted and isinstance(env.unwrapped, TaskEnv)
+        # A multi-step task env draws its episodes from a task pool (TaskEnv, and GuiWebEnv, which holds one).
+        self.planning = wanted and isinstance(getattr(env.unwrapped, "pool", None), TaskPool)
         # Planning: the oracle's move on the screen the agent sees now (None: this step is not graded), and the
         # graded steps of the episode so far.
         self._plan_next: StepTarget | None = None

@@ -1,16 +1,19 @@
 """One env over a page or a device: the reset / step / observation / info / privileged logic of a task env.
 
-:class:`TaskEnv` holds the episode logic once; the web and phone envs combine it with their plumbing base
-(:class:`~gui_envs.web.env.WebEnvBase`: a browser page; :class:`~gui_envs.android.env.PhoneEnvBase`: a device),
-which provides the few hooks below: restore the app state, open the start screen, perform an action, and say
-where the screen is. The plumbing base, a :class:`ScreenEnv`, also provides ``screen_size`` and the observation
-pieces (``_base_spaces`` / ``_base_obs``).
+The pieces every task env shares are here once: the task pool (:class:`TaskPool`), the end of a step
+(:func:`judge_step`: oracle, judgement, reward, the shared ``info``), and the oracle's channel
+(:func:`next_oracle_action`, :func:`privileged_facts`). :class:`~gui_envs.web.env.GuiWebEnv` holds and calls them,
+its step reading top to bottom in its own module. :class:`TaskEnv` assembles them for an env that combines it
+with a plumbing base (:class:`~gui_envs.android.env.PhoneEnvBase`: a device), which provides the few hooks below:
+restore the app state, open the start screen, perform an action, and say where the screen is. The plumbing base, a
+:class:`ScreenEnv`, also provides ``screen_size`` and the observation pieces (``_base_spaces`` / ``_base_obs``).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -171,15 +174,8 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
     ) -> None:
         """Check the task pool (``tasks``, else every template of ``groups``) and set the spaces; the plumbing
         base must be initialised first."""
-        unknown = [g for g in groups if g not in self.group_names]
-        if unknown:
-            raise ValueError(f"unknown {self.group_kind} {unknown}; choose from {list(self.group_names)}")
-        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if self._group_of(t) in groups)
-        for n in names:
-            check_task(n, self.registry, self.family)
-        if not names:
-            raise ValueError("the task pool is empty")
-        self.task_names = names
+        self.pool = TaskPool(type(self), groups, tasks, self._group_of)
+        self.task_names = self.pool.names
         self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
         self.observation_space = spaces.Dict({**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)})
         self.action_space = ActionSpace(self.screen_size)
@@ -256,16 +252,12 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
             error = self._perform(parsed)
             if task is not None:
                 task.visited.append(self._location())  # infeasible judges check where the agent looked
-        if self.oracle is not None:
-            self.oracle.after_step(parsed, error)
-        reward = -self.invalid_action_penalty if error else 0.0
-        # One judgement per step: a state task's evaluate() is its done() when there is no stop.
-        score = task.evaluate(stop) if task is not None else 0.0
-        terminated = stop is not None or (task is not None and not task.requires_stop and task.finished(score))
-        if terminated:
-            reward += score
-        truncated = not terminated and self._steps >= self.max_steps
-        return self._obs(), float(reward), terminated, truncated, {**self._info(error, score), **extra}
+        instruction = task.instruction if task is not None else self.free_instruction
+        reward, terminated, truncated, info = judge_step(
+            task, self.oracle, parsed, error, self._steps, self.max_steps, self.invalid_action_penalty,
+            self.task_seed, instruction,
+        )
+        return self._obs(), reward, terminated, truncated, {**info, **self._screen_info(), **extra}
 
     def oracle_action(self) -> Action:
         """The next action of the task's oracle plan, resolved on the current screen.
@@ -274,9 +266,12 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         """
         if not self._was_reset:
             raise ResetNeededError("call reset() before oracle_action()")
-        if self.oracle is None:
-            return Action.stop()
-        return self.oracle.peek(self._plan_view(), self.screen_size).action
+        return next_oracle_action(self.oracle, self._plan_view(), self.screen_size)
+
+    def example_task(self, cls: type[Task], seed: int) -> Task | None:
+        """Template ``cls`` built at task seed ``seed`` (``None``: this backend cannot judge it), for ``guigym tasks``;
+        it restores the app state to ``seed``, so call it outside an episode."""
+        return self._begin(cls, seed)
 
     def privileged(self) -> dict[str, Any]:
         """The task's reference answer and the oracle's next target (see :mod:`gui_envs.schema.privileged`).
@@ -285,13 +280,8 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
         """
         if not self._was_reset:
             raise ResetNeededError("call reset() before privileged()")
-        move = self.oracle.peek(self._plan_view(), self.screen_size) if self.oracle is not None else None
-        return {
-            "reference_answer": self.task.reference_answer if self.task is not None else None,
-            "target_bbox": move.target_bbox if move is not None else None,
-            "oracle_error": self.oracle.error if self.oracle is not None else None,
-            **self._privileged_extras(),
-        }
+        facts = privileged_facts(self.task, self.oracle, self._plan_view(), self.screen_size)
+        return {**facts, **self._privileged_extras()}
 
     def _privileged_extras(self) -> dict[str, Any]:
         """Further privileged facts a plumbing base records (the verifiers' ``verifier_record``)."""
@@ -299,17 +289,11 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     # ----- internals -----------------------------------------------------------------------------------------
     def _group_of(self, task: type[Task]) -> str:
-        return str(getattr(task, self.group_attr)).removeprefix(self.group_prefix)
+        return template_group(type(self), task)
 
     def _draw(self, rng: np.random.Generator, options: dict[str, Any]) -> tuple[type[Task], int]:
         """The episode's template and task seed: from ``options`` where given, else drawn from ``rng``."""
-        name = options.get("task")
-        if name is not None:
-            cls = check_task(str(name), self.registry, self.family)
-        else:
-            cls = self.registry[self.task_names[int(rng.integers(len(self.task_names)))]]
-        task_seed = options.get("seed")
-        return cls, int(task_seed) if task_seed is not None else int(rng.integers(2**31 - 1))
+        return self.pool.draw(rng, options)
 
     def _next_episode(self) -> tuple[type[Task], int]:
         """The episode the next ``reset()`` without seed or options will play (drawn from a copy of the env's
@@ -324,17 +308,112 @@ class TaskEnv(gym.Env[dict[str, Any], Any]):
 
     def _info(self, error: str | None, score: float) -> dict[str, Any]:
         task = self.task
-        return {
-            "task": task.name if task is not None else None,
-            "task_seed": self.task_seed,
-            "instruction": task.instruction if task is not None else self.free_instruction,
-            "success": score >= 1.0,
-            "score": float(score),
-            "action_error": error,
-            **self._screen_info(),
-        }
+        instruction = task.instruction if task is not None else self.free_instruction
+        return {**task_info(task, self.task_seed, instruction, error, score), **self._screen_info()}
 
 
 def task_rng(seed: int, salt: int) -> np.random.Generator:
     """A task's generator: ``default_rng([seed, salt])`` (the site or app content uses the seed alone)."""
     return np.random.default_rng([int(seed), int(salt)])
+
+
+class TaskPool:
+    """A family's task pool: the templates an env draws its episodes from, checked once.
+
+    Args:
+        env_cls: the env class; its class attributes ``family``, ``registry``, ``group_kind``, ``group_names``,
+            ``group_attr`` and ``group_prefix`` (see :class:`TaskEnv`) say how templates are grouped.
+        groups: the sites or apps whose templates form the pool.
+        tasks: explicit template names (overrides ``groups``).
+        group_of: a template's group (default :func:`template_group`).
+    """
+
+    def __init__(
+        self,
+        env_cls: Any,
+        groups: Sequence[str],
+        tasks: Sequence[str] | None = None,
+        group_of: Callable[[type[Task]], str] | None = None,
+    ) -> None:
+        self.family, self.registry = env_cls.family, env_cls.registry
+        unknown = [g for g in groups if g not in env_cls.group_names]
+        if unknown:
+            raise ValueError(f"unknown {env_cls.group_kind} {unknown}; choose from {list(env_cls.group_names)}")
+        group_of = group_of or functools.partial(template_group, env_cls)
+        names = list(tasks) if tasks is not None else sorted(n for n, t in self.registry.items() if group_of(t) in groups)
+        for n in names:
+            check_task(n, self.registry, self.family)
+        if not names:
+            raise ValueError("the task pool is empty")
+        self.names: list[str] = names
+
+    def draw(self, rng: np.random.Generator, options: Mapping[str, Any]) -> tuple[type[Task], int]:
+        """The episode's template and task seed: from ``options`` (``task``, ``seed``) where given, else drawn from
+        ``rng`` (the template first, then the seed)."""
+        name = options.get("task")
+        if name is not None:
+            cls = check_task(str(name), self.registry, self.family)
+        else:
+            cls = self.registry[self.names[int(rng.integers(len(self.names)))]]
+        task_seed = options.get("seed")
+        return cls, int(task_seed) if task_seed is not None else int(rng.integers(2**31 - 1))
+
+
+def template_group(env_cls: Any, task: type[Task]) -> str:
+    """``task``'s group: its attribute ``env_cls.group_attr`` less ``env_cls.group_prefix``."""
+    return str(getattr(task, env_cls.group_attr)).removeprefix(env_cls.group_prefix)
+
+
+def judge_step(
+    task: Task | None,
+    oracle: Oracle | None,
+    parsed: Action | None,
+    error: str | None,
+    steps: int,
+    max_steps: int,
+    penalty: float,
+    task_seed: int,
+    instruction: str,
+) -> tuple[float, bool, bool, dict[str, Any]]:
+    """The end of a task env's step, once ``parsed`` was performed (or not, with ``error``): advance the oracle,
+    judge the task, and return ``(reward, terminated, truncated, info)`` with the shared ``info`` entries
+    (:func:`task_info`). ``steps``: the steps taken, this one included."""
+    stop = parsed if parsed is not None and parsed.type == "stop" else None
+    if oracle is not None:
+        oracle.after_step(parsed, error)
+    reward = -penalty if error else 0.0
+    # One judgement per step: a state task's evaluate() is its done() when there is no stop.
+    score = task.evaluate(stop) if task is not None else 0.0
+    terminated = stop is not None or (task is not None and not task.requires_stop and task.finished(score))
+    if terminated:
+        reward += score
+    truncated = not terminated and steps >= max_steps
+    return float(reward), terminated, truncated, task_info(task, task_seed, instruction, error, score)
+
+
+def task_info(task: Task | None, task_seed: int, instruction: str, error: str | None, score: float) -> dict[str, Any]:
+    """The ``info`` entries every task env shares (see :class:`TaskEnv`), before the family's own."""
+    return {
+        "task": task.name if task is not None else None,
+        "task_seed": task_seed,
+        "instruction": instruction,
+        "success": score >= 1.0,
+        "score": float(score),
+        "action_error": error,
+    }
+
+
+def next_oracle_action(oracle: Oracle | None, view: Any, screen: tuple[int, int]) -> Action:
+    """The oracle plan's next action resolved on ``view`` (``stop`` without a plan); the plan does not advance."""
+    return oracle.peek(view, screen).action if oracle is not None else Action.stop()
+
+
+def privileged_facts(task: Task | None, oracle: Oracle | None, view: Any, screen: tuple[int, int]) -> dict[str, Any]:
+    """``reference_answer``, ``target_bbox`` (screenshot pixels) and ``oracle_error`` of the privileged channel
+    (:mod:`gui_envs.schema.privileged`), the oracle plan resolved on ``view``."""
+    move = oracle.peek(view, screen) if oracle is not None else None
+    return {
+        "reference_answer": task.reference_answer if task is not None else None,
+        "target_bbox": move.target_bbox if move is not None else None,
+        "oracle_error": oracle.error if oracle is not None else None,
+    }

@@ -43,7 +43,7 @@ def test_collect_groups_over_group_workers_plays_one_shared_start_per_group() ->
         assert all(f.browser_pid is None for f in followers)  # they copied every start
         assert all(leader.browser_pid is not None for leader in leaders)
         # Seed 23's group ran on group env 0 in the second wave; group env 1 had nothing announced left.
-        assert leaders[0]._upcoming.next() is None
+        assert leaders[0]._resets.upcoming.next() is None
     finally:
         workers.close()
         lone.close()

@@ -33,7 +33,7 @@ def count_observations(group: GroupEnv) -> dict[str, list[int]]:
     """Wrap every member's page observer so that each call is counted, per member."""
     calls: dict[str, list[int]] = {}
     for agent, env in group.envs.items():
-        pair = env.unwrapped._pair
+        pair = env.unwrapped._resets.pair
         calls[agent] = []
 
         def counted(
@@ -64,7 +64,7 @@ def test_web_members_share_one_observed_start_and_act_apart() -> None:
             )
             assert np.abs(o["screenshot"].astype(int) - reference["screenshot"].astype(int)).mean() < 2.0
         first, second, third = (e.unwrapped for e in group.envs.values())
-        assert second._opened[0] is not first._opened[0]  # a copy each: nothing mutable is shared
+        assert second._view is not first._view  # a copy each: nothing mutable is shared
         assert not np.shares_memory(second._frame, first._frame)
         # The first agent solves the task on its own copy; it reaches neither the others' sites nor their pages.
         first._session.call(lambda h: h.page.evaluate("document.cookie = 'agent=0; path=/'"))
@@ -100,10 +100,10 @@ def test_an_announced_group_reset_is_prepared_by_the_first_member_only() -> None
         first = group.envs["agent_0"].unwrapped
         key = first._announced(Upcoming(21))[0]
         for _ in range(50):  # let the background preparation run
-            if first._pair.sides[1].key == key and first._pair.sides[1].done == 3:
+            if first._resets.pair.sides[1].key == key and first._resets.pair.sides[1].done == 3:
                 break
             first._session.call(lambda h: None)
-        prepared = first._pair.sides[1].observed
+        prepared = first._resets.pair.sides[1].observed
         assert prepared is not None
         obs, _ = group.reset(seed=21)
         assert first._view is prepared[0]  # swapped in, not observed again
@@ -150,9 +150,9 @@ def test_a_killed_browser_fails_its_own_group_only_and_reset_recovers() -> None:
 def test_starts_are_shared_only_between_copies_made_alike() -> None:
     made = [gym.make("GuiWebGround-v0", **kwargs) for kwargs in (BOX, BOX, {**BOX, "viewport": (800, 600)})]
     source, alike, other = (env.unwrapped for env in made)
-    source._pair.played = [((7, 0), "observed")]
+    source._resets.pair.played = [((7, 0), "observed")]
     alike.share_starts(source)
     other.share_starts(source)  # another page size observes another screenshot
-    assert alike._pair.offered == {(7, 0): "observed"} and other._pair.offered == {}
+    assert alike._resets.pair.offered == {(7, 0): "observed"} and other._resets.pair.offered == {}
     for env in made:
         env.close()

@@ -25,7 +25,7 @@ from tests.gui_envs.web.conftest import episode
 def settle(u: Any) -> Any:
     """Let every queued background step run (each browser call runs after what was queued before it); returns the
     spare side."""
-    spare = u._pair.sides[1]
+    spare = u._resets.pair.sides[1]
     for _ in range(50):
         if spare.key is not None and spare.done == 3:
             break
@@ -62,12 +62,12 @@ def test_an_announced_reset_is_swapped_in_and_is_the_unannounced_episode(web_env
     assert announce(web_env, [5, named])
     prepared = settle(web_env).observed
     obs, info = web_env.reset(seed=5)
-    assert web_env._opened is prepared  # swapped in: the reset built and observed nothing
+    assert web_env._view is prepared[0]  # swapped in: the reset built and observed nothing
     spare = settle(web_env)  # the next announced one is prepared meanwhile
     assert spare.key == ("shop.add_to_wishlist", 3)
     prepared = spare.observed
     obs2, info2 = web_env.reset(options=dict(named.options or {}))
-    assert web_env._opened is prepared
+    assert web_env._view is prepared[0]
     # The same resets, unannounced (built in the foreground), give the same episodes.
     for (seen, seen_info), kwargs in (
         ((obs, info), {"seed": 5}),
@@ -99,7 +99,7 @@ def test_the_announced_start_is_isolated_from_the_agent(web_env: GuiWebEnv) -> N
     assert [e["url"] for e in history["entries"]] == [spare.url]
     prepared = spare.observed
     obs, _ = web_env.reset(options={"task": "shop.add_to_wishlist", "seed": 3})
-    assert web_env._opened is prepared
+    assert web_env._view is prepared[0]
     assert web_env._session.call(lambda h: h.page.evaluate("document.cookie")) == ""
     _, reward, *_ = web_env.step(Action.stop())  # nothing of the agent's wishlist came along
     assert reward == 0.0
@@ -110,12 +110,12 @@ def test_an_unannounced_reset_is_built_in_the_foreground_and_keeps_the_plan(web_
     announce(web_env, [7, 8])
     settle(web_env)
     obs, info = web_env.reset(seed=4)  # an evaluation reset between two announced ones
-    assert web_env._upcoming.next() == Upcoming(7)
+    assert web_env._resets.upcoming.next() == Upcoming(7)
     spare = settle(web_env)
     assert spare.key == web_env._announced(Upcoming(7))[0]
     prepared = spare.observed
     web_env.reset(seed=7)
-    assert web_env._opened is prepared and web_env._upcoming.next() == Upcoming(8)
+    assert web_env._view is prepared[0] and web_env._resets.upcoming.next() == Upcoming(8)
     announce(web_env, [])
     again, again_info = web_env.reset(seed=4)
     assert (again["instruction"], again["url"], again_info["task"]) == (

@@ -171,14 +171,14 @@ def test_a_prepared_reset_is_the_episode_a_reset_by_name_shows(web_env: GuiWebEn
     web_env.reset(seed=5)
     web_env.step(Action.navigate("url", url="http://shop.guigym.test/cart"))
     cls, seed = web_env._next_episode()
-    spare = web_env._pair.sides[1]
+    spare = web_env._resets.pair.sides[1]
     for _ in range(50):  # each call lets one background step run
         if spare.done == 3:
             break
         web_env._session.call(lambda h: None)
     assert spare.key == (cls.name, seed) and spare.done == 3
     obs, info = web_env.reset()
-    assert (info["task"], info["task_seed"]) == (cls.name, seed) and web_env._pair.active is spare
+    assert (info["task"], info["task_seed"]) == (cls.name, seed) and web_env._resets.pair.active is spare
     assert web_env._session.call(lambda h: len(h.context.pages)) == 1
     back, *_ = web_env.step(Action.navigate("back"))
     assert back["url"] == obs["url"]
@@ -228,3 +228,13 @@ def test_upvote_all_by_user_on_a_seed_without_a_short_author(web_env: GuiWebEnv)
     # Regression: seed 45 has no author with 2-4 posts, and reset raised LookupError.
     total, info = run_oracle(web_env, "forum.upvote_all_by_user", seed=45)
     assert info["success"] and total == pytest.approx(1.0)
+
+
+def test_proximity_rewards_grade_guiweb_steps_as_planning() -> None:
+    from gui_envs.reward_wrappers.proximity import ProximityRewardWrapper
+
+    env = gym.make("GuiWeb-v0")  # no browser until the first reset
+    try:
+        assert ProximityRewardWrapper(env, planning=True).planning
+    finally:
+        env.close()

@@ -36,7 +36,7 @@ def assert_same(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
 def wait_prepared(u: GuiWebGroundEnv, seed: int) -> Any:
     """The spare side once page seed ``seed`` is prepared on it (a side used before says ``done == 3`` until its
     next preparation starts, hence the key)."""
-    spare = u._pair.sides[1]
+    spare = u._resets.pair.sides[1]
     for _ in range(50):  # each call lets one background step run
         if spare.key == (seed, 0) and spare.done == 3:
             break
@@ -56,7 +56,7 @@ def test_an_unseeded_reset_swaps_in_the_episode_a_named_seed_gives(ground_envs: 
     seed = guess(u)
     spare = wait_prepared(u, seed)
     obs, _ = env.reset()
-    assert u._pair.active is spare  # swapped in, not rebuilt
+    assert u._resets.pair.active is spare  # swapped in, not rebuilt
     assert_same(episode(env, obs), named(fresh, seed))
 
 
@@ -117,10 +117,10 @@ def test_a_caller_that_names_every_episode_gets_no_background_work(ground_envs: 
     env.reset()
     env.reset(seed=11)  # the first named reset still prepares (Gymnasium's reset(seed=s), then reset())
     u._session.call(lambda h: None)  # the preparation's first step is queued ahead of this call
-    assert u._pair.sides[1].key == (guess(u), 0)
-    generation = u._pair._generation
+    assert u._resets.pair.sides[1].key == (guess(u), 0)
+    generation = u._resets.pair._generation
     env.reset(seed=12)
     env.reset(options={"seed": 13})
     u._session.call(lambda h: None)  # anything queued would have run by now
     # Each reset bumped the generation once (the swap); no preparation was started after them.
-    assert u._pair._generation == generation + 2 and u._pair.sides[1].key is None
+    assert u._resets.pair._generation == generation + 2 and u._resets.pair.sides[1].key is None
