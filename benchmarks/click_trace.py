@@ -9,7 +9,7 @@ Definitions:
 
 * a **stop** is a maximal run of consecutive entries into the same module (``step`` in ``web/env.py`` calling
   ``observation.decode`` and then ``observation.screen_observation`` is one stop in ``browser/observation.py``;
-  ``TaskEnv.step`` calling back a hook that ``web/env.py`` implements is a new stop in ``web/env.py``);
+  a base class's ``step`` calling back a hook that ``web/env.py`` implements would be a new stop in ``web/env.py``);
 * a module's **re-entries** are its stops after its first one (it was entered again after another module's);
 * **stops** = the length of the run sequence; **modules** = how many distinct modules it holds.
 

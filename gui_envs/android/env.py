@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -15,9 +15,22 @@ from gui_envs.android.hierarchy import UIElement, parse_hierarchy, public_elemen
 from gui_envs.android.tasks import TASKS, PhoneState
 from gui_envs.android.tasks.base import PhoneView, Target
 from gui_envs.browser.observation import fit_frame, screen_observation, screen_spaces
-from gui_envs.schema.actions import Action
+from gui_envs.schema.action_space import ActionSpace
+from gui_envs.schema.actions import Action, coerce_action
+from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import ResetOption, guarded_reset, guarded_step
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
-from gui_envs.tasks.env import ScreenEnv, TaskEnv, task_rng
+from gui_envs.tasks.env import (
+    TASK_RESET_OPTIONS,
+    ScreenEnv,
+    TaskPool,
+    judge_step,
+    next_oracle_action,
+    privileged_facts,
+    task_info,
+    task_rng,
+)
+from gui_envs.tasks.oracle import Oracle
 from gui_envs.verifiers.facts import phone_record
 
 logger = logging.getLogger(__name__)
@@ -142,7 +155,7 @@ class PhoneEnvBase(ScreenEnv):
             backend.close()
 
 
-class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
+class GuiAndroidEnv(PhoneEnvBase):
     """Phone tasks on bundled Android-style apps: the simulated phone by default, or a real device.
 
     The simulated phone (:class:`~gui_envs.android.simulated.SimulatedPhone`) renders seven bundled apps
@@ -152,8 +165,8 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     device or emulator; the bundled tasks read the simulated apps' databases, so on a device the env runs the
     free-form ``instruction`` you give and cannot judge it (reward 0, ``success`` False).
 
-    **Observation, action, reward, episode end, info, privileged, reset**: as
-    :class:`~gui_envs.tasks.env.TaskEnv` says, and:
+    **Observation, action, reward, episode end, info, privileged, reset**: as :mod:`gui_envs.tasks.env` says,
+    and:
 
     * ``screenshot``: the screen at ``screenshot_scale`` (default 1/3: ``W, H = 360, 800`` screenshot pixels for a
       1080 x 2400 device); ``elements`` are parsed from the uiautomator hierarchy
@@ -172,11 +185,15 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
       ``reset`` relaunches Chromium); ``info`` adds ``app`` and ``activity`` (``server_errors`` is always empty
       on a device); a reset goes to the home screen.
 
+    **Structure**: one class, composed rather than stacked: the device (:class:`PhoneEnvBase`'s backend), the task
+    pool (:class:`~gui_envs.tasks.env.TaskPool`) and the episode's task and oracle are objects it holds and calls;
+    ``reset`` and ``step`` read top to bottom here.
+
     Version history: v0, initial release.
 
     Args:
         apps: app names whose tasks form the pool (see :data:`APP_NAMES`); ``tasks``, ``max_steps``,
-            ``invalid_action_penalty``: see :class:`~gui_envs.tasks.env.TaskEnv`.
+            ``invalid_action_penalty``: see :mod:`gui_envs.tasks.env`.
         instruction: the free-form instruction for a real device (ignored on the simulated phone).
         **kwargs: the device options of :class:`PhoneEnvBase` (``backend``, ``serial``, ``screenshot_scale``) and
             :class:`~gui_envs.tasks.env.ScreenEnv` (``headless``, ``timeout_s``, ``render_mode``, ``screenshots``,
@@ -186,43 +203,126 @@ class GuiAndroidEnv(TaskEnv, PhoneEnvBase):
     family, registry, rng_salt = "phone", TASKS, 11
     group_kind, group_names, group_attr, group_prefix = "apps", APP_NAMES, "app", "com.guigym."
 
-    def __init__(self, apps: Sequence[str] = APP_NAMES, instruction: str = "", **kwargs: Any) -> None:
-        super().__init__(apps, **kwargs)
-        self.free_instruction = instruction
+    reset_options: ClassVar[Mapping[str, ResetOption]] = TASK_RESET_OPTIONS
 
+    def __init__(
+        self,
+        apps: Sequence[str] = APP_NAMES,
+        instruction: str = "",
+        tasks: Sequence[str] | None = None,
+        max_steps: int = 30,
+        invalid_action_penalty: float = 0.01,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pool = TaskPool(type(self), apps, tasks)
+        self.task_names = self.pool.names
+        self.max_steps, self.invalid_action_penalty = int(max_steps), float(invalid_action_penalty)
+        self.observation_space = spaces.Dict({**self._base_spaces(), "step": spaces.Discrete(self.max_steps + 1)})
+        self.action_space = ActionSpace(self.screen_size)
+        self.task: Task | None = None
+        self.task_seed = 0
+        self.free_instruction = instruction
+        self.oracle: Oracle | None = None
+        self._steps = 0
+        self._was_reset = False
+
+    # ----- gymnasium API -------------------------------------------------------------------------------------
+    @guarded_reset
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        cls, self.task_seed = self.pool.draw(self.np_random, dict(options or {}))
+        self._steps = 0
+        self.take_server_errors()  # what the last episode's handlers reported and nobody read
+        self.task = self._begin(cls, self.task_seed)
+        self.oracle = Oracle(self.task.oracle_plan(), self._target_bbox, cls.name) if self.task else None
+        self._observe()
+        if self.task is not None:
+            self.task.visited.append(self._location())
+        self._was_reset = True
+        info = task_info(self.task, self.task_seed, self._instruction(), None, 0.0)
+        return self._obs(), {**info, **self._screen_info()}
+
+    @guarded_step
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        task = self.task
+        self._steps += 1
+        parsed, error = coerce_action(action)
+        if parsed is not None and parsed.type != "stop":
+            error = self.act(parsed)
+            if task is not None:
+                task.visited.append(self._location())  # infeasible judges check where the agent looked
+        reward, terminated, truncated, info = judge_step(
+            task, self.oracle, parsed, error, self._steps, self.max_steps, self.invalid_action_penalty,
+            self.task_seed, self._instruction(),
+        )
+        return self._obs(), reward, terminated, truncated, {**info, **self._screen_info()}
+
+    def oracle_action(self) -> Action:
+        """The next action of the task's oracle plan, resolved on the current screen (``stop`` on a real device,
+        which has no task).
+
+        Calling it does not advance the plan; taking the returned action in ``step`` does.
+        """
+        if not self._was_reset:
+            raise ResetNeededError("call reset() before oracle_action()")
+        return next_oracle_action(self.oracle, self._plan_view(), self.screen_size)
+
+    def privileged(self) -> dict[str, Any]:
+        """The task's reference answer, the oracle's next target and the verifiers' record of this state (app
+        facts, the visible elements and the foreground app; see :mod:`gui_envs.schema.privileged`).
+
+        Resolves the oracle plan on the current screen, once per state: only readers of this channel pay for it.
+        """
+        if not self._was_reset:
+            raise ResetNeededError("call reset() before privileged()")
+        facts = privileged_facts(self.task, self.oracle, self._plan_view(), self.screen_size)
+        states = getattr(self.backend, "states", {})
+        return {**facts, "verifier_record": phone_record(states, self.public_elements(), self._app)}
+
+    def example_task(self, cls: type[Task], seed: int) -> Task | None:
+        """Template ``cls`` built at task seed ``seed`` (``None``: a real device cannot judge it), for ``guigym
+        tasks``; it restores the app state to ``seed``, so call it outside an episode."""
+        return self._begin(cls, seed)
+
+    # ----- internals -----------------------------------------------------------------------------------------
     def _begin(self, cls: type[Task], seed: int) -> Task | None:
-        if not self.simulated:  # the bundled tasks read the simulated apps' databases
+        """Restore the apps to ``seed`` and build the task on them (``None`` on a real device: the bundled tasks read
+        the simulated apps' databases, so the env goes home and runs the free-form instruction)."""
+        if not self.simulated:
             self.backend.press("home")
             return None
         self.backend.restore(seed)  # type: ignore[attr-defined]
         state = PhoneState(apps=self.backend.states, package=self._app[0], activity=self._app[1])  # type: ignore[attr-defined]
         return cls(state, task_rng(seed, self.rng_salt))
 
-    def _open(self) -> None:
-        self._observe()
-
     def _observe(self) -> None:
         super()._observe()
         if self.task is not None:  # what the judges read as the foreground app
             self.task.state.package, self.task.state.activity = self._app
 
-    def _perform(self, action: Action) -> str | None:
-        return self.act(action)
-
     def _location(self) -> str:
+        """The foreground ``package/activity``, appended to the task's ``visited``."""
         return "/".join(self._app)
 
-    def _plan_view(self) -> PhoneView:
-        return PhoneView(self._elements, self.scale)
+    def _instruction(self) -> str:
+        return self.task.instruction if self.task is not None else self.free_instruction
 
-    def _privileged_extras(self) -> dict[str, Any]:
-        """The verifiers' record of this state: app facts, the visible elements and the foreground app."""
-        states = getattr(self.backend, "states", {})
-        return {"verifier_record": phone_record(states, self.public_elements(), self._app)}
+    def _plan_view(self) -> PhoneView:
+        """What the oracle plan's steps read."""
+        return PhoneView(self._elements, self.scale)
 
     def _target_bbox(self, step: PlanStep, action: Action, view: PhoneView) -> list[int] | None:
         target = step.target(view) if isinstance(step, Target) and action.type != "scroll" else None
         return [round(v * self.scale) for v in target.bbox] if target is not None else None
 
     def _screen_info(self) -> dict[str, Any]:
+        """``server_errors`` since the last step, and the foreground ``app`` and ``activity``."""
         return {"server_errors": self.take_server_errors(), "app": self._app[0], "activity": self._app[1]}
+
+    def _obs(self) -> dict[str, Any]:
+        obs = self._base_obs(self._instruction())
+        obs["step"] = min(self._steps, self.max_steps)
+        return obs

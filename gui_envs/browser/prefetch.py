@@ -29,7 +29,7 @@ from typing import Any
 from gui_envs.browser.page import HermeticBrowser, Session
 from gui_envs.browser.routing import NetLog, RouteTable, install_routing
 from gui_envs.browser.session import SessionHandles
-from gui_envs.schema.lifecycle import check_reset_options, guarded_reset, is_closed
+from gui_envs.schema.lifecycle import check_reset_options, is_closed
 from gui_envs.schema.upcoming import Upcoming, UpcomingResets
 
 #: ``build(owner) -> (payload, start URL)``: restore the side's state and build the episode on it.
@@ -303,65 +303,3 @@ class ResetPreparer:
         elif all(self.named):
             return
         self.pair.prepare(self.ensure_session(), key, build)
-
-
-class PreparedResets:
-    """Mixin for an env with a reset of its own (``GuiWebGroundEnv``) on a
-    :class:`~gui_envs.browser.page.HermeticBrowser`: the env's :class:`ResetPreparer`, made by :meth:`_init_pair`,
-    reached through the env's API (``reset``, :meth:`announce`, :meth:`share_starts`, ``prepare_ahead``) and the
-    browser base's ``_route_table`` / ``_ensure_session``. The env calls :meth:`_swap_in` / :meth:`_prepare_next`
-    in its reset and implements ``_announced``.
-    """
-
-    _resets: ResetPreparer
-    _browser: HermeticBrowser
-    #: Whether the agent acts on the page (an env whose episode is judged on its screenshot alone does not).
-    _acts_on_page: bool = True
-
-    # Guarded here as well as in the env's own reset: this one runs first and reads the options.
-    @guarded_reset
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        self._resets.use(seed, options)
-        return super().reset(seed=seed, options=options)  # type: ignore[misc]
-
-    def share_starts(self, source: Any) -> None:
-        """See :meth:`ResetPreparer.share_starts`."""
-        self._resets.share_starts(source)
-
-    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the env its next resets, in order (see :meth:`ResetPreparer.announce`)."""
-        self._resets.announce(resets)
-
-    @property
-    def prepare_ahead(self) -> bool:
-        """See :attr:`ResetPreparer.prepare_ahead`."""
-        return self._resets.prepare_ahead
-
-    @prepare_ahead.setter
-    def prepare_ahead(self, value: bool) -> None:
-        self._resets.prepare_ahead = value
-
-    def _init_pair(
-        self, owners: tuple[Any, Any], routes: Callable[[Any], RouteTable], observe: Observe | None = None
-    ) -> None:
-        """Two copies of the app state (``owners``: the episode's, and the next one's), ``routes(owner)`` and how a
-        start page is observed (default: the env's ``(view, image bytes)``)."""
-        observe = observe or self._page_observer()  # type: ignore[attr-defined]
-        self._resets = ResetPreparer(self, self._browser, owners, routes, observe, self._acts_on_page)
-
-    @property
-    def states(self) -> Any:
-        """This episode's app state: the active side's owner (the sites' live state by host)."""
-        return self._resets.states
-
-    def _route_table(self) -> RouteTable:
-        return self._resets.route_table()
-
-    def _ensure_session(self) -> Session:
-        return self._resets.ensure_session()
-
-    def _swap_in(self, key: Hashable, build: Build) -> tuple[Any, Any]:
-        return self._resets.swap_in(key, build)
-
-    def _prepare_next(self, key: Hashable, build: Build) -> None:
-        self._resets.prepare_next(key, build)

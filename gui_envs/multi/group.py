@@ -167,7 +167,7 @@ class GroupEnv(ParallelEnv[str, Any, Any]):
             self.close()
             raise
         # One prepared start per group: the first copy builds, loads and observes it; the others take its
-        # observation (prefetch.PreparedResets.share_starts), and prepare nothing of their own.
+        # observation (prefetch.ResetPreparer.share_starts), and prepare nothing of their own.
         self._followers = []
         if share_starts:
             self._followers = [e.unwrapped for e in list(self.envs.values())[1:] if hasattr(e.unwrapped, "share_starts")]

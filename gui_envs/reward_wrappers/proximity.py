@@ -17,8 +17,8 @@ sees); the formulas live in :mod:`rewards` and are only called here. Pick one by
 
 The wrapper recognises three kinds of env from their privileged facts (``privileged_of(env)``):
 
-* **GUI planning** (a multi-step task env, :class:`~gui_envs.tasks.env.TaskEnv`: the web sites and the phone, when the
-  wrapper plans, see ``planning``): every step is graded against the oracle's next move on the screen the agent
+* **GUI planning** (a multi-step task env, one holding a :class:`~gui_envs.tasks.env.TaskPool`: the web sites and the
+  phone, when the wrapper plans, see ``planning``): every step is graded against the oracle's next move on the screen the agent
   saw (its type, text and arguments, and the privileged ``"target_bbox"`` for pointer actions), and the episode is
   graded once, at its last step, with the paper's planning reward (:func:`rewards.ssl.gui_ssl_reward`, SSL
   section 3.3 "Extension to GUI Planning", App. B.3 Table 5 and App. B.4 "GUI Planning"); see
@@ -212,7 +212,7 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
         self._last_priv: Mapping[str, Any] = {}
         self._progress: list[float] = []
         wanted = type(self).PLANNING if planning is None else bool(planning)
-        # A multi-step task env draws its episodes from a task pool (TaskEnv, and GuiWebEnv, which holds one).
+        # A multi-step task env draws its episodes from the task pool it holds (GuiWebEnv, GuiAndroidEnv).
         self.planning = wanted and isinstance(getattr(env.unwrapped, "pool", None), TaskPool)
         # Planning: the oracle's move on the screen the agent sees now (None: this step is not graded), and the
         # graded steps of the episode so far.
@@ -314,7 +314,7 @@ class ProximityRewardWrapper(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordCo
     def _oracle_target(self, priv: Mapping[str, Any]) -> StepTarget | None:
         """The oracle's next move on the current screen as a step target, or ``None`` when it cannot grade: the
         oracle's plan broke (it gives up with ``oracle_error``), or a pointer move has no target box."""
-        move = self.env.unwrapped.oracle_action()  # type: ignore[attr-defined]  (a TaskEnv; cached per state)
+        move = self.env.unwrapped.oracle_action()  # type: ignore[attr-defined]  (a task env's; cached per state)
         if move.type == "stop" and move.status == "failure" and priv.get("oracle_error"):
             return None
         box = None

@@ -25,8 +25,8 @@ from gui_envs.schema.lifecycle import ResetOption, guarded_reset, guarded_step
 from gui_envs.schema.upcoming import Upcoming
 from gui_envs.tasks.base import PlanStep, Task, UnknownTaskError
 from gui_envs.tasks.env import (
+    TASK_RESET_OPTIONS,
     ScreenEnv,
-    TaskEnv,
     TaskPool,
     judge_step,
     next_oracle_action,
@@ -46,7 +46,7 @@ __all__ = ["GuiWebEnv", "UnknownTaskError", "WebEnvBase"]
 class WebEnvBase(ScreenEnv):
     """Browser plumbing shared by the web envs: a :class:`~gui_envs.browser.page.HermeticBrowser` and the page's
     observation. Subclasses provide ``_route_table()`` (origin -> request handler); :class:`GuiWebEnv` adds the
-    task logic of :class:`~gui_envs.tasks.env.TaskEnv`, MiniWoB and the grounding env their own.
+    task logic of :mod:`gui_envs.tasks.env`, MiniWoB and the grounding env their own.
 
     Args:
         viewport: ``(width, height)`` in pixels.
@@ -131,8 +131,8 @@ class GuiWebEnv(WebEnvBase):
     ``http://{shop,forum,classifieds}.guigym.test`` from Python with per-env SQLite state; every other origin is
     aborted and listed in ``info["blocked_requests"]``.
 
-    **Observation, action, reward, episode end, info, privileged, reset**: as
-    :class:`~gui_envs.tasks.env.TaskEnv` says, and:
+    **Observation, action, reward, episode end, info, privileged, reset**: as :mod:`gui_envs.tasks.env` says,
+    and:
 
     * ``elements`` records add ``"type"`` (input type or "") and ``"options"`` (a select's option texts, else []);
       ``tag`` is the HTML tag. Ids are stable within a page;
@@ -158,7 +158,7 @@ class GuiWebEnv(WebEnvBase):
 
     Args:
         sites: which sites' tasks form the pool; ``tasks``, ``max_steps``, ``invalid_action_penalty``: see
-            :class:`~gui_envs.tasks.env.TaskEnv`.
+            :mod:`gui_envs.tasks.env`.
         **kwargs: the browser options of :class:`WebEnvBase` (``viewport`` in pixels, ``screenshot_format``,
             ``som``, ``axtree``) and :class:`~gui_envs.tasks.env.ScreenEnv` (``headless``, ``timeout_s``,
             ``render_mode``, ``screenshots``, ``shared_browser``: the env's two contexts open on it).
@@ -166,7 +166,7 @@ class GuiWebEnv(WebEnvBase):
 
     family, registry, rng_salt = "web", TASKS, 7
     group_kind, group_names, group_attr, group_prefix = "sites", SITE_NAMES, "site", ""
-    reset_options: ClassVar[Mapping[str, ResetOption]] = TaskEnv.reset_options
+    reset_options: ClassVar[Mapping[str, ResetOption]] = TASK_RESET_OPTIONS
 
     def __init__(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from types import MappingProxyType
 from typing import Any
 
@@ -14,7 +14,9 @@ from gymnasium.utils import seeding
 
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
-from gui_envs.browser.prefetch import Build, PreparedResets
+from gui_envs.browser.page import Session
+from gui_envs.browser.prefetch import Build, ResetPreparer
+from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.site import SiteState
 from gui_envs.schema.action_space import ActionSpace
 from gui_envs.schema.actions import Action, coerce_action
@@ -126,7 +128,7 @@ def structure_described(
     return {i: texts for i, texts in described.items() if texts}
 
 
-class GuiWebGroundEnv(PreparedResets, WebEnvBase):
+class GuiWebGroundEnv(WebEnvBase):
     """One-step GUI grounding: "click <description>" on a seeded page of the bundled sites.
 
     **Episode**: ``reset`` loads a page drawn from the three sites (content seeded by the reset seed) and picks
@@ -161,9 +163,9 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     from the env's generator); the three sites are restored to the page seed, and a page without a describable
     target is followed by another draw (at most 20). The page seed the next ``reset()`` without a seed will draw
     is guessed from a copy of the env's generator, and its first page is prepared while the agent acts, in a second
-    browser context with its own copy of the sites (:class:`~gui_envs.browser.prefetch.PreparedResets`: state
-    restore, navigation, observation and the layout facts the description needs), so that reset only swaps it in.
-    A named reset that was announced (:meth:`~gui_envs.browser.prefetch.PreparedResets.announce`,
+    browser context with its own copy of the sites (the :class:`~gui_envs.browser.prefetch.ResetPreparer` the env
+    holds: state restore, navigation, observation and the layout facts the description needs), so that reset only
+    swaps it in. A named reset that was announced (:meth:`announce`,
     :mod:`gui_envs.schema.upcoming`: GRPO's rollouts and ``GroupEnv`` do) is prepared the same way instead of the guess.
     Any other reset, and a further draw after a page without a target, is built the same way in the foreground:
     the same seed gives the same episode either way. The agent's clicks (``perform_click=True``) reach only the
@@ -188,15 +190,15 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         if describe not in ("structure", "text"):
             raise ValueError(f"describe must be 'structure' or 'text', got {describe!r}")
         self.action_type, self.perform_click, self.describe = action_type, perform_click, describe
-        # A click judged on the screenshot alone needs no page of its own when the start was observed elsewhere.
-        self._acts_on_page = perform_click
         # The description's layout facts are taken where the page is observed: in the background when prepared.
         top = BANNER_PX if action_type == "box" else 0
         observe = functools.partial(
             observe_page, observe=self._page_observer(), viewport=self.viewport, top=top, contexts=describe == "structure"
         )
-        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts.
-        self._init_pair(tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2)), site_routes, observe)
+        # Two copies of the sites: the episode's, and the next one's, prepared while the agent acts. A click judged
+        # on the screenshot alone needs no page of its own when the start was observed elsewhere (acts_on_page).
+        owners = tuple({host: SiteState(site) for host, site in SITES.items()} for _ in range(2))
+        self._resets = ResetPreparer(self, self._browser, owners, site_routes, observe, perform_click)  # type: ignore[arg-type]
         width, height = self.viewport
         if action_type == "box":
             self.observation_space = spaces.Box(0, 255, (height, width, 3), np.uint8)
@@ -213,13 +215,14 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        super().reset(seed=seed, options=options)
+        self._resets.use(seed, options)
+        super().reset(seed=seed)
         # Drawn even when options name the seed: the generator then stays where it was before prefetching existed.
         page_seed = int((options or {}).get("seed", self.np_random.integers(2**31 - 1)))
         self.target = None
         for attempt in range(ATTEMPTS):
             # Attempt 0 of the guessed seed is the page prepared in the background; the rest build in the foreground.
-            rng, (view, image, structured, frame) = self._swap_in(
+            rng, (view, image, structured, frame) = self._resets.swap_in(
                 (page_seed, attempt), functools.partial(build_page, page_seed, attempt)
             )
             self._absorb(view, image, frame)
@@ -234,8 +237,40 @@ class GuiWebGroundEnv(PreparedResets, WebEnvBase):
         self.instruction = f"click {pick(described[self.target['id']], rng)}"
         # The next reset() without a seed draws its page seed from a copy of this generator: prepare its first page.
         guess = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
-        self._prepare_next((guess, 0), functools.partial(build_page, guess, 0))
+        self._resets.prepare_next((guess, 0), functools.partial(build_page, guess, 0))
         return self._observe(), self._info(None, None)
+
+    # ----- prepared resets -----------------------------------------------------------------------------------
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the env its next resets, in order (replacing any earlier announcement; see
+        :mod:`gui_envs.schema.upcoming` and :meth:`~gui_envs.browser.prefetch.ResetPreparer.announce`)."""
+        self._resets.announce(resets)
+
+    def share_starts(self, source: Any) -> None:
+        """Offer this env's next reset the starts ``source`` (another copy made by ``gym.make`` with the same
+        arguments) swapped in at its last reset (:meth:`~gui_envs.browser.prefetch.ResetPreparer.share_starts`)."""
+        self._resets.share_starts(source)
+
+    @property
+    def prepare_ahead(self) -> bool:
+        """Prepare the next page while the agent acts (default); a group member that takes its starts from
+        another copy (:meth:`share_starts`) turns it off, as that copy prepares them."""
+        return self._resets.prepare_ahead
+
+    @prepare_ahead.setter
+    def prepare_ahead(self, value: bool) -> None:
+        self._resets.prepare_ahead = value
+
+    @property
+    def states(self) -> dict[str, SiteState]:
+        """This episode's sites' live state, by host."""
+        return self._resets.states  # type: ignore[no-any-return]
+
+    def _route_table(self) -> RouteTable:
+        return self._resets.route_table()
+
+    def _ensure_session(self) -> Session:
+        return self._resets.ensure_session()
 
     def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
         """The first page of the page seed ``reset(seed=upcoming.seed, options=upcoming.options)`` will draw: the

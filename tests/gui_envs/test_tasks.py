@@ -1,7 +1,9 @@
-"""The task core without a browser: the three judges, the oracle's bookkeeping and one TaskEnv episode."""
+"""The task core without a browser: the three judges, the oracle's bookkeeping and one episode of an env composed
+the way the task envs are (a TaskPool, judge_step, next_oracle_action, privileged_facts)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gymnasium as gym
@@ -9,8 +11,9 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from gui_envs.schema.actions import Action
+from gui_envs.schema.actions import Action, coerce_action
 from gui_envs.schema.errors import ResetNeededError
+from gui_envs.schema.lifecycle import guarded_reset, guarded_step
 from gui_envs.tasks import (
     AnswerTask,
     Do,
@@ -23,7 +26,14 @@ from gui_envs.tasks import (
     UnknownTaskError,
     check_task,
 )
-from gui_envs.tasks.env import TaskEnv
+from gui_envs.tasks.env import (
+    TASK_RESET_OPTIONS,
+    TaskPool,
+    judge_step,
+    next_oracle_action,
+    privileged_facts,
+    task_info,
+)
 
 REGISTRY: dict[str, type[Task]] = {}
 
@@ -154,46 +164,62 @@ def test_oracle_advances_only_on_the_pending_move() -> None:
     assert failed.action == Action.stop(status="failure") and oracle.error == "no save"
 
 
-class FakeEnv(TaskEnv):
-    """A TaskEnv over a counter: every click adds one."""
+class FakeEnv(gym.Env[dict[str, Any], Any]):
+    """A task env over a counter, composed like GuiWebEnv and GuiAndroidEnv: every click adds one."""
 
     family, registry, rng_salt = "fake", REGISTRY, 3
+    reset_options = TASK_RESET_OPTIONS
+    group_kind, group_names, group_attr, group_prefix = "", (), "", ""
+    screen_size = (10, 10)
 
     def __init__(self) -> None:
         self.counter = Counter()
-        self._init_tasks((), sorted(REGISTRY), max_steps=4, invalid_action_penalty=0.5)
+        self.pool = TaskPool(type(self), (), sorted(REGISTRY))
+        self.task_names = self.pool.names
+        self.max_steps, self.invalid_action_penalty = 4, 0.5
+        self.observation_space = spaces.Dict({"value": spaces.Discrete(100), "step": spaces.Discrete(5)})
+        self.task: Task | None = None
+        self.oracle: Oracle | None = None
+        self.task_seed, self._steps = 0, 0
 
-    def _base_spaces(self) -> dict[str, spaces.Space[Any]]:
-        return {"value": spaces.Discrete(100)}
+    @guarded_reset
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        super().reset(seed=seed)
+        cls, self.task_seed = self.pool.draw(self.np_random, dict(options or {}))
+        self._steps, self.counter.value = 0, 0
+        self.task = cls(self.counter, np.random.default_rng([self.task_seed, self.rng_salt]))
+        self.oracle = Oracle(self.task.oracle_plan(), lambda step, action, view: None, cls.name)
+        self.task.visited.append(self._location())
+        return self._obs(), task_info(self.task, self.task_seed, self.task.instruction, None, 0.0)
 
-    def _base_obs(self, instruction: str) -> dict[str, Any]:
-        return {"value": self.counter.value}
+    @guarded_step
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict]:
+        assert self.task is not None
+        self._steps += 1
+        parsed, error = coerce_action(action)
+        if parsed is not None and parsed.type != "stop":
+            if parsed.type == "click":
+                self.counter.value += 1
+            else:
+                error = "only clicks"
+            self.task.visited.append(self._location())
+        reward, terminated, truncated, info = judge_step(
+            self.task, self.oracle, parsed, error, self._steps, self.max_steps, self.invalid_action_penalty,
+            self.task_seed, self.task.instruction,
+        )
+        return self._obs(), reward, terminated, truncated, info
 
-    def _begin(self, cls: type[Task], seed: int) -> Task:
-        self.counter.value = 0
-        return cls(self.counter, np.random.default_rng([seed, self.rng_salt]))
+    def oracle_action(self) -> Action:
+        return next_oracle_action(self.oracle, {}, self.screen_size)
 
-    def _open(self) -> None:
-        pass
-
-    def _perform(self, action: Action) -> str | None:
-        if action.type != "click":
-            return "only clicks"
-        self.counter.value += 1
-        return None
+    def privileged(self) -> dict[str, Any]:
+        return privileged_facts(self.task, self.oracle, {}, self.screen_size)
 
     def _location(self) -> str:
         return f"/count/{self.counter.value}"
 
-    def _plan_view(self) -> Any:
-        return {}
-
-    def _target_bbox(self, step: PlanStep, action: Action, view: Any) -> list[int] | None:
-        return None
-
-    @property
-    def screen_size(self) -> tuple[int, int]:
-        return (10, 10)
+    def _obs(self) -> dict[str, Any]:
+        return {"value": self.counter.value, "step": min(self._steps, self.max_steps)}
 
 
 def test_task_env_episode_judges_once_per_step() -> None:
@@ -229,12 +255,12 @@ def test_task_env_oracle_is_lazy_and_followed() -> None:
     assert (reward, terminated) == (0.0, True)
 
 
-def test_next_episode_is_what_reset_draws_and_leaves_the_generator_alone() -> None:
+def test_pool_draws_from_a_copy_of_the_generator_what_reset_draws_and_leaves_it_alone() -> None:
     env, twin = FakeEnv(), FakeEnv()
     env.reset(seed=4)
     twin.reset(seed=4)
     for _ in range(3):
-        cls, seed = env._next_episode()
+        cls, seed = env.pool.draw(copy.deepcopy(env.np_random), {})  # how GuiWebEnv guesses its next episode
         _, info = env.reset()
         _, twin_info = twin.reset()  # never asked for a guess: the draws must not depend on it
         assert (info["task"], info["task_seed"]) == (cls.name, seed) == (twin_info["task"], twin_info["task_seed"])
@@ -242,15 +268,11 @@ def test_next_episode_is_what_reset_draws_and_leaves_the_generator_alone() -> No
 
 def test_task_pool_groups_are_checked() -> None:
     class Grouped(FakeEnv):
-        group_kind, group_names, group_attr = "counters", ("fake",), "name"
+        group_kind, group_names = "counters", ("fake",)
 
-        def __init__(self, groups: tuple[str, ...]) -> None:
-            self.counter = Counter()
-            self._init_tasks(groups, None, max_steps=4, invalid_action_penalty=0.5)
+    def group_of(task: type[Task]) -> str:
+        return task.name.split(".")[0]
 
-        def _group_of(self, task: type[Task]) -> str:
-            return task.name.split(".")[0]
-
-    assert Grouped(("fake",)).task_names == sorted(REGISTRY)
+    assert TaskPool(Grouped, ("fake",), None, group_of).names == sorted(REGISTRY)
     with pytest.raises(ValueError, match=r"unknown counters \['phony'\]; choose from \['fake'\]"):
-        Grouped(("phony",))
+        TaskPool(Grouped, ("phony",), None, group_of)

@@ -68,7 +68,7 @@ def test_web_ground_group_shares_one_chromium_and_takes_sca_credit() -> None:
         obs, infos = group.reset(seed=1)
         pids = {e.unwrapped.browser_pid for e in group.envs.values()}
         # The copies share one Chromium; those that only take the group's start (they never act on the page)
-        # open no context on it at all (gui_envs.browser.prefetch.PreparedResets.share_starts).
+        # open no context on it at all (gui_envs.browser.prefetch.ResetPreparer.share_starts).
         assert len(pids - {None}) == 1, "the 5 copies should share one Chromium"
         box = privileged_of(group.envs["agent_0"])["target_bbox"]
         assert all(privileged_of(e)["target_bbox"] == box for e in group.envs.values())

@@ -1,4 +1,4 @@
-"""One prepared start per group (prefetch.PreparedResets.share_starts through GroupEnv): the members play the episode
+"""One prepared start per group (prefetch.ResetPreparer.share_starts through GroupEnv): the members play the episode
 a lone env plays, observed once; the agents' actions stay in their own member; a killed browser is one group's."""
 
 from __future__ import annotations

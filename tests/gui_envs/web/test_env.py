@@ -167,7 +167,7 @@ def test_reset_starts_a_fresh_history(web_env: GuiWebEnv) -> None:
 def test_a_prepared_reset_is_the_episode_a_reset_by_name_shows(web_env: GuiWebEnv) -> None:
     """reset() swaps in the episode prepared while the agent acted (gui_envs.browser.prefetch): the task the env's
     generator draws, the page a reset by name shows, no history behind it, no other page beside it."""
-    web_env.reset()  # the shared env's last resets were named: after two, nothing is prepared (see PreparedResets)
+    web_env.reset()  # the shared env's last resets were named: after two, nothing is prepared (see ResetPreparer)
     web_env.reset(seed=5)
     web_env.step(Action.navigate("url", url="http://shop.guigym.test/cart"))
     cls, seed = web_env._next_episode()

@@ -65,7 +65,7 @@ def test_a_prepared_page_without_target_falls_back_to_the_same_draws(ground_envs
     u = env.unwrapped
     env.reset(seed=0)
     # Prepare page seed 1 (its first page has no describable target in box mode) as if it were the guess.
-    u._prepare_next((1, 0), functools.partial(build_page, 1, 0))
+    u._resets.prepare_next((1, 0), functools.partial(build_page, 1, 0))
     wait_prepared(u, 1)
     obs, _ = env.reset(options={"seed": 1})
     prefetched = episode(env, obs)
