@@ -89,12 +89,12 @@ class GRPOConfig(PolicyTrainerConfig, FormatFields, SamplingFields, EvalSchedule
     """How a group's shared prompt is encoded for sampling: ``encode`` (default: tokenised once, prefilled per
     sample), ``cache`` (tokenised and prefilled once, its KV cache copied to the ``N`` samples; vision-language
     inputs fall back to ``encode``), ``auto`` (``cache`` when it spares at least
-    ``agents.hf_agent.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
+    ``agents.sampling.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
     ``benchmarks/trainer_speed.py``) or ``none`` (every sample on its own). Same sampling distribution in each;
     ``encode`` and ``none`` also give a seeded run the same samples as before sharing existed."""
     decoder: str = "hf"
     """Who samples text batches: ``hf`` (default: Hugging Face ``generate``) or ``loop`` (guigym's own KV-cache
-    loop, ``agents.decode_loop``: the same distribution and log-probs with less overhead per token, the faster
+    loop, ``agents.sampling``: the same distribution and log-probs with less overhead per token, the faster
     on small models, see ``benchmarks/trainer_speed.py``; image batches still go to ``generate``). With
     ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder.
     ``vllm``: a vLLM engine colocated on the training GPU samples text and image batches
