@@ -95,7 +95,8 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     * v0: first version; ``target_by="colour"`` added later (the default observation unchanged).
 
     Args:
-        n_boxes: boxes per layout (1-6; with 1 there is no distractor: where the box is, not which, is the task).
+        n_boxes: boxes per layout (1-6; with 1 there is no distractor: where the box is, not which, is the task,
+            so only ``target_by="colour"`` takes 1: a one-item element list would hand the target's bbox over).
         canvas_px: side of the square canvas in pixels (>= 2 * max_side, and roomy enough that the boxes at their
             largest cover at most 55% of it).
         min_side: smallest box side in pixels (>= 4). An answer grid whose cells are at most ``min_side - 1``
@@ -122,6 +123,10 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             raise ValueError(f"target_by must be one of {TARGET_BY}, got {target_by!r}")
         if not 1 <= n_boxes <= 6:
             raise ValueError(f"n_boxes must be 1-6, got {n_boxes}")
+        if n_boxes == 1 and target_by == "label":
+            raise ValueError(
+                "n_boxes=1 needs target_by='colour': with one box the element list would give away its bbox"
+            )
         if not 4 <= min_side <= max_side:
             raise ValueError(f"need 4 <= min_side <= max_side, got min_side={min_side}, max_side={max_side}")
         if canvas_px < 2 * max_side:

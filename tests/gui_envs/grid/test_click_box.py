@@ -196,3 +196,20 @@ def test_the_box_format_prompts_the_instruction_alone_when_the_boxes_are_withhel
 def test_an_unknown_target_by_is_refused() -> None:
     with pytest.raises(ValueError, match="target_by"):
         gym.make("ClickBox-v0", target_by="position")
+
+
+def test_one_box_is_a_pixel_task_only() -> None:
+    # A one-item element list would name the target's bbox: "click every listed box" would score 1.0.
+    with pytest.raises(ValueError, match="n_boxes=1 needs target_by='colour'"):
+        gym.make("ClickBox-v0", n_boxes=1)
+    env = gym.make("ClickBox-v0", n_boxes=1, canvas_px=140, min_side=30, max_side=44, target_by="colour")
+    obs, _ = env.reset(seed=3)
+    assert obs["elements"] == "[]" and "box" in obs["instruction"]
+    # Blind policies: stopping at once and clicking the canvas centre are not paid on every layout.
+    wins = []
+    for seed in range(200):
+        env.reset(seed=seed)
+        wins.append(env.step(Action.click(70, 70))[1])
+    assert 0 < sum(wins) / len(wins) < 0.5
+    env.reset(seed=4)
+    assert env.step(Action.stop())[1] == 0.0
