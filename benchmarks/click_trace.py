@@ -39,7 +39,7 @@ import gymnasium as gym
 
 import gui_envs
 
-#: The task object's own code, which the env calls once to judge the step (``judge_step`` -> ``task.evaluate``): the
+#: The task object's own code, which the env calls once to judge the step (``judge_step`` -> ``task.judge``): the
 #: template (``tasks/base.py``, ``web/tasks/``) reading its site's state (``browser/site.py``). How often the judge
 #: moves between those is the task's business, not the env's structure, so it is reported apart.
 TASK_MODULES = ("tasks/base.py", "web/tasks/", "browser/site.py")

@@ -38,7 +38,7 @@ def task_rows(env_id: str, env_kwargs: dict[str, Any] | None = None, seed: int =
             cls = registry[name]
             try:
                 task = core.example_task(cls, seed)
-                example = task.setup() if task is not None else "(judged only on the simulated phone)"
+                example = task.instruction if task is not None else "(judged only on the simulated phone)"
             except Exception as exc:  # noqa: BLE001 - a listing shows what it can; the error names the template
                 example = f"(no example: {type(exc).__name__}: {exc})"
             kind = "infeasible" if "infeasible" in name else ("answer" if cls.requires_stop else "state")

@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import pytest
 from typer.testing import CliRunner
 
@@ -33,6 +34,23 @@ def test_tasks_lists_templates_with_examples() -> None:
     assert "shop.add_to_cart" in result.output and "26 task templates" in result.output
     none = runner.invoke(app, ["tasks", "Maze-v0"])
     assert none.exit_code == 1 and "no named tasks" in none.output and "Traceback" not in none.output
+
+
+def test_every_web_template_has_the_example_its_episode_shows() -> None:
+    # The example was once a second setup() on the built task: it drew other values and could insert a seeded row
+    # twice (4 of 69 templates printed "no example: IntegrityError").
+    from guigym.tasks_list import task_rows
+
+    rows = task_rows("GuiWeb-v0")
+    assert len(rows) == 69 and not [r["name"] for r in rows if r["example"].startswith("(no example")]
+    env = gym.make("GuiWeb-v0")
+    try:
+        by_name = {r["name"]: r["example"] for r in rows}
+        for name in ("classifieds.unfavourite", "forum.unsubscribe", "shop.add_to_cart"):
+            _, info = env.reset(options={"task": name, "seed": 0})
+            assert info["instruction"] == by_name[name], name
+    finally:
+        env.close()
 
 
 def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ import re
 import sqlite3
 import threading
 import urllib.parse
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -305,6 +305,21 @@ def _stable_hash(text: str) -> int:
     return sum((i + 1) * ord(c) for i, c in enumerate(text))
 
 
+class Table(NamedTuple):
+    """A table's column names and its rows as a multiset (row order is not state)."""
+
+    columns: tuple[str, ...]
+    rows: Counter[tuple[Any, ...]]
+
+    def project(self, columns: Iterable[str]) -> Counter[tuple[Any, ...]]:
+        """The rows cut down to ``columns``, in that order, as a multiset."""
+        pick = [self.columns.index(c) for c in columns]
+        out: Counter[tuple[Any, ...]] = Counter()
+        for row, n in self.rows.items():
+            out[tuple(row[i] for i in pick)] += n
+        return out
+
+
 class SiteState:
     """The live database of one site in one env.
 
@@ -331,6 +346,16 @@ class SiteState:
 
     def one(self, sql: str, params: Iterable[Any] | Mapping[str, Any] = ()) -> sqlite3.Row | None:
         return self.db.execute(sql, params).fetchone()
+
+    def table(self, name: str) -> Table:
+        """One table of the database: its column names and its rows as a multiset."""
+        columns = tuple(r[1] for r in self.db.execute(f"PRAGMA table_info({name})"))
+        return Table(columns, Counter(tuple(row) for row in self.db.execute(f"SELECT * FROM {name}")))
+
+    def tables(self) -> dict[str, Table]:
+        """Every table of the database by name (what a judge compares with the state its task set up)."""
+        names = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+        return {name: self.table(name) for name in names}
 
     def close(self) -> None:
         self.db.close()

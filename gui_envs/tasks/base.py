@@ -121,16 +121,17 @@ class Task:
         whose goal holds); lets the env judge a step with one read of the state."""
         return False
 
+    def judge(self, stop: Action | None) -> tuple[float, bool]:
+        """One step's verdict, in one call from the env: ``(score, ends)``, the :meth:`evaluate` score and
+        whether the episode ends (on a ``stop``, or when :meth:`finished` says so for a task that needs none)."""
+        score = self.evaluate(stop)
+        return score, stop is not None or (not self.requires_stop and self.finished(score))
+
     def is_done(self) -> bool:
         """Whether the episode should end without a ``stop`` (state tasks that succeeded)."""
         return False
 
     # ----- helpers -------------------------------------------------------------------------------------------
-    @property
-    def where(self) -> str:
-        """Where the screen is now: the last entry of :attr:`visited` (``""`` before the first)."""
-        return self.visited[-1] if self.visited else ""
-
     def pick(self, items: Sequence[T]) -> T:
         """A seeded choice from ``items``."""
         if not items:

@@ -210,8 +210,7 @@ def judge_step(
         oracle.after_step(parsed, error)
     reward = -penalty if error else 0.0
     # One judgement per step: a state task's evaluate() is its done() when there is no stop.
-    score = task.evaluate(stop) if task is not None else 0.0
-    terminated = stop is not None or (task is not None and not task.requires_stop and task.finished(score))
+    score, terminated = task.judge(stop) if task is not None else (0.0, stop is not None)
     if terminated:
         reward += score
     truncated = not terminated and steps >= max_steps

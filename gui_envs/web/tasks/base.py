@@ -5,7 +5,7 @@ Templates subclass one of the three judges of the task core (:mod:`gui_envs.task
 
 * :class:`StateTask`: success is :meth:`~gui_envs.tasks.base.StateTask.done`: the template's
   :meth:`StateTask.goal`, a predicate over the site's database and/or the current URL
-  (:attr:`~gui_envs.tasks.base.Task.where`), and no side effect (every table the task did not ask to change is
+  (:attr:`WebTask.where`), and no side effect (every table the task did not ask to change is
   as the setup left it);
 * :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
 * :class:`InfeasibleTask`: each template's :meth:`~gui_envs.tasks.base.InfeasibleTask.looked` reads the pages
@@ -52,6 +52,7 @@ class WebTask(core.Task):
 
     def __init__(self, state: SiteState, rng: Any) -> None:
         self.start_path = "/"
+        self.home = origin(self.site)
         super().__init__(state, rng)
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -60,10 +61,14 @@ class WebTask(core.Task):
     def one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return self.state.one(sql, params)
 
+    @property
+    def where(self) -> str:
+        """The URL the page shows now: the last entry of :attr:`visited` (``""`` before the first)."""
+        return self.visited[-1] if self.visited else ""
+
     def visited_here(self) -> list[str]:
         """The visited URLs on this task's site, in order (read them with :func:`path_of` / :func:`query_of`)."""
-        home = origin(self.site)
-        return [u for u in self.visited if u == home or u.startswith(home + "/")]
+        return [u for u in self.visited if u == self.home or u.startswith(self.home + "/")]
 
 
 Rows = list[tuple[Any, ...]]
@@ -91,7 +96,7 @@ class StateTask(WebTask, core.StateTask):
 
     def __init__(self, state: SiteState, rng: Any) -> None:
         super().__init__(state, rng)
-        self.snapshot = self.tables()
+        self.snapshot = state.tables()
 
     def goal(self) -> bool:
         """Whether what the task asked for holds (exactly: see the class docstring)."""
@@ -100,14 +105,9 @@ class StateTask(WebTask, core.StateTask):
     def done(self) -> bool:
         return not self.side_effects() and self.goal()
 
-    def tables(self) -> dict[str, Counter[tuple[Any, ...]]]:
-        """Every table of the site's database, as a multiset of rows."""
-        names = [r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        return {name: Counter(tuple(row) for row in self.query(f"SELECT * FROM {name}")) for name in names}
-
     def side_effects(self) -> list[str]:
         """The tables outside :attr:`changes` whose rows differ from the setup's snapshot."""
-        now = self.tables()
+        now = self.state.tables()
         return [t for t in sorted(set(now) | set(self.snapshot)) if t not in self.changes and now.get(t) != self.snapshot.get(t)]
 
     def diff(self, table: str, *columns: str) -> tuple[Rows, Rows]:
@@ -115,11 +115,8 @@ class StateTask(WebTask, core.StateTask):
         snapshot, and the ones that are gone, each sorted. An updated row is one of each: after product 7 went
         into an empty cart, ``diff("cart", "product_id", "qty") == ([(7, 1)], [])``.
         """
-        cols = ", ".join(columns)
-        names = [r[1] for r in self.query(f"PRAGMA table_info({table})")]
-        pick = [names.index(c) for c in columns]
-        before = Counter(tuple(row[i] for i in pick) for row in self.snapshot.get(table, Counter()).elements())
-        after = Counter(tuple(row) for row in self.query(f"SELECT {cols} FROM {table}"))
+        after = self.state.table(table).project(columns)
+        before = self.snapshot[table].project(columns) if table in self.snapshot else Counter()
         return sorted((after - before).elements(), key=_row_key), sorted((before - after).elements(), key=_row_key)
 
     def opened_first(self, kind: str, item: Any) -> bool:

@@ -27,9 +27,13 @@ def test_a_click_enters_each_env_module_once() -> None:
         trace = click_step_trace(env)
     finally:
         env.close()
-    # The env's step, its plumbing (page, session, routing, observation) and the task logic (tasks/env.py, the
-    # oracle) are each entered once; only the task's own judge moves between its template and its site's state.
+    # The env's step, its plumbing (page, session, routing, observation), the task logic (tasks/env.py, the
+    # oracle) and the site's state are each entered once. The one re-entry allowed is a template's goal calling
+    # back its base class's helper (forum.py's goal -> web/tasks/base.py's opened_first): that is what a template
+    # method is.
     assert trace.env_reentries == {}
+    assert set(trace.reentries) <= {"web/tasks/base.py"} and sum(trace.reentries.values()) <= 1, trace.stops
+    assert trace.stops.count("browser/site.py") == 1, trace.stops
     for module in (
         "web/env.py",
         "tasks/env.py",

@@ -33,3 +33,28 @@ def test_a_router_set_in_the_class_body_is_kept() -> None:
         pass
 
     assert Third.router is own and Fourth.router is not own
+
+
+def test_site_state_reads_tables_as_multisets_and_projects_columns() -> None:
+    from collections import Counter
+
+    from gui_envs.browser.site import SiteState
+
+    class Cart(Site):
+        host = "cart"
+
+    state = SiteState(Cart())
+    state.db.executescript(
+        "CREATE TABLE cart (product_id INTEGER, qty INTEGER, note TEXT);"
+        "INSERT INTO cart VALUES (7, 1, 'a'), (7, 1, 'b'), (3, 2, 'a');"
+        "CREATE TABLE votes (post_id INTEGER);"
+    )
+    tables = state.tables()
+    assert sorted(tables) == ["cart", "votes"] and tables["votes"].rows == Counter()
+    cart = tables["cart"]
+    assert cart.columns == ("product_id", "qty", "note")
+    # Two (7, 1) rows differ in their note; cut down to (product_id, qty) they are one row counted twice.
+    assert cart.project(["product_id", "qty"]) == Counter({(7, 1): 2, (3, 2): 1})
+    assert cart.project(["qty"]) == Counter({(1,): 2, (2,): 1})
+    assert state.table("cart") == cart
+    state.close()
