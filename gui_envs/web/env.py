@@ -40,7 +40,7 @@ from gui_envs.web.tasks import SITE_NAMES, SITES, TASKS, WebTask
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GuiWebEnv", "UnknownTaskError", "WebEnvBase"]
+__all__ = ["GuiWebEnv", "PreparedWebEnv", "UnknownTaskError", "WebEnvBase"]
 
 
 class WebEnvBase(ScreenEnv):
@@ -122,7 +122,53 @@ class WebEnvBase(ScreenEnv):
         return observation.screen_observation(self._frame, elements, texts, self.som, self.axtree, self._view.title)
 
 
-class GuiWebEnv(WebEnvBase):
+class PreparedWebEnv(WebEnvBase):
+    """A web env whose resets a :class:`~gui_envs.browser.prefetch.ResetPreparer` prepares ahead: the task env
+    (:class:`GuiWebEnv`) and the grounding env (:class:`~gui_envs.web.ground.GuiWebGroundEnv`). A subclass builds
+    ``_resets`` in its ``__init__``; this class gives the preparer's controls their public names and serves the
+    page's routes and session from it.
+    """
+
+    _resets: ResetPreparer
+
+    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
+        """Tell the env its next resets, in order (replacing any earlier announcement; see
+        :mod:`gui_envs.schema.upcoming`).
+
+        The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
+        reset with those arguments only swaps it in. The episode a reset plays never depends on what was
+        announced. Raises what the reset itself would raise for options it does not take or an unknown task name.
+        """
+        self._resets.announce(resets)
+
+    def share_starts(self, source: Any) -> None:
+        """Offer this env's next reset the starts ``source`` (another copy made by ``gym.make`` with the same
+        arguments) swapped in at its last reset (:meth:`~gui_envs.browser.prefetch.ResetPreparer.share_starts`)."""
+        self._resets.share_starts(source)
+
+    @property
+    def prepare_ahead(self) -> bool:
+        """Prepare the next episode while the agent acts (default); a group member that takes its starts from
+        another copy (:meth:`share_starts`) turns it off, as that copy prepares them."""
+        return self._resets.prepare_ahead
+
+    @prepare_ahead.setter
+    def prepare_ahead(self, value: bool) -> None:
+        self._resets.prepare_ahead = value
+
+    @property
+    def states(self) -> dict[str, SiteState]:
+        """This episode's sites' live state, by host."""
+        return self._resets.states  # type: ignore[no-any-return]
+
+    def _route_table(self) -> RouteTable:
+        return self._resets.route_table()
+
+    def _ensure_session(self) -> Session:
+        return self._resets.ensure_session()
+
+
+class GuiWebEnv(PreparedWebEnv):
     """Live web tasks on the bundled Shop, Forum and Classifieds sites, in a real Chromium.
 
     Each env owns one Chromium (launched on the first ``reset``, reused afterwards; with ``shared_browser``, two
@@ -265,37 +311,6 @@ class GuiWebEnv(WebEnvBase):
         tasks`` shows its instruction); the env's own sites are left as they are."""
         return _build_episode(cls, seed, self.rng_salt, {host: SiteState(site) for host, site in SITES.items()})[0]
 
-    # ----- prepared resets -----------------------------------------------------------------------------------
-    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the env its next resets, in order (replacing any earlier announcement; see
-        :mod:`gui_envs.schema.upcoming`).
-
-        The first is prepared from now on while the agent acts (after each reset, the next one announced), so a
-        reset with those arguments only swaps it in. The episode a reset plays never depends on what was
-        announced. Raises what the reset itself would raise for options it does not take or an unknown task name.
-        """
-        self._resets.announce(resets)
-
-    def share_starts(self, source: Any) -> None:
-        """Offer this env's next reset the starts ``source`` (another copy made by ``gym.make`` with the same
-        arguments) swapped in at its last reset (:meth:`~gui_envs.browser.prefetch.ResetPreparer.share_starts`)."""
-        self._resets.share_starts(source)
-
-    @property
-    def prepare_ahead(self) -> bool:
-        """Prepare the next episode while the agent acts (default); a group member that takes its starts from
-        another copy (:meth:`share_starts`) turns it off, as that copy prepares them."""
-        return self._resets.prepare_ahead
-
-    @prepare_ahead.setter
-    def prepare_ahead(self, value: bool) -> None:
-        self._resets.prepare_ahead = value
-
-    @property
-    def states(self) -> dict[str, SiteState]:
-        """This episode's sites' live state, by host."""
-        return self._resets.states  # type: ignore[no-any-return]
-
     @property
     def home_url(self) -> str:
         """The task's start page (its site's origin + ``start_path``)."""
@@ -318,12 +333,6 @@ class GuiWebEnv(WebEnvBase):
     def _next_episode(self) -> tuple[type[Task], int]:
         """The episode the next ``reset()`` without seed or options will play (the env's generator stays as it is)."""
         return self.pool.draw(copy.deepcopy(self.np_random), {})
-
-    def _route_table(self) -> RouteTable:
-        return self._resets.route_table()
-
-    def _ensure_session(self) -> Session:
-        return self._resets.ensure_session()
 
     def _target_bbox(self, step: PlanStep, action: Action, view: PageView) -> list[int] | None:
         return view.bbox_of(action.element_id, self.viewport)

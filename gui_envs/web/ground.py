@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
 from types import MappingProxyType
 from typing import Any
 
@@ -14,9 +14,7 @@ from gymnasium.utils import seeding
 
 from gui_envs.browser import observation
 from gui_envs.browser.observation import PageView
-from gui_envs.browser.page import Session
 from gui_envs.browser.prefetch import Build, ResetPreparer
-from gui_envs.browser.routing import RouteTable
 from gui_envs.browser.site import SiteState
 from gui_envs.schema.action_space import ActionSpace
 from gui_envs.schema.actions import Action, coerce_action
@@ -25,7 +23,7 @@ from gui_envs.schema.lifecycle import SEED, guarded_reset, guarded_step
 from gui_envs.schema.upcoming import Upcoming
 from gui_envs.tasks.grounding import BANNER_PX, box_action_space, box_point, draw_instruction_banner, pick
 from gui_envs.web import describe as referring
-from gui_envs.web.env import WebEnvBase, site_routes
+from gui_envs.web.env import PreparedWebEnv, site_routes
 from gui_envs.web.tasks import SITES
 
 #: Pages drawn per reset at most: a few pages have no describable target, and the draw moves on to another.
@@ -128,7 +126,7 @@ def structure_described(
     return {i: texts for i, texts in described.items() if texts}
 
 
-class GuiWebGroundEnv(WebEnvBase):
+class GuiWebGroundEnv(PreparedWebEnv):
     """One-step GUI grounding: "click <description>" on a seeded page of the bundled sites.
 
     **Episode**: ``reset`` loads a page drawn from the three sites (content seeded by the reset seed) and picks
@@ -239,38 +237,6 @@ class GuiWebGroundEnv(WebEnvBase):
         guess = int(copy.deepcopy(self.np_random).integers(2**31 - 1))
         self._resets.prepare_next((guess, 0), functools.partial(build_page, guess, 0))
         return self._observe(), self._info(None, None)
-
-    # ----- prepared resets -----------------------------------------------------------------------------------
-    def announce(self, resets: Iterable[int | Upcoming | None]) -> None:
-        """Tell the env its next resets, in order (replacing any earlier announcement; see
-        :mod:`gui_envs.schema.upcoming` and :meth:`~gui_envs.browser.prefetch.ResetPreparer.announce`)."""
-        self._resets.announce(resets)
-
-    def share_starts(self, source: Any) -> None:
-        """Offer this env's next reset the starts ``source`` (another copy made by ``gym.make`` with the same
-        arguments) swapped in at its last reset (:meth:`~gui_envs.browser.prefetch.ResetPreparer.share_starts`)."""
-        self._resets.share_starts(source)
-
-    @property
-    def prepare_ahead(self) -> bool:
-        """Prepare the next page while the agent acts (default); a group member that takes its starts from
-        another copy (:meth:`share_starts`) turns it off, as that copy prepares them."""
-        return self._resets.prepare_ahead
-
-    @prepare_ahead.setter
-    def prepare_ahead(self, value: bool) -> None:
-        self._resets.prepare_ahead = value
-
-    @property
-    def states(self) -> dict[str, SiteState]:
-        """This episode's sites' live state, by host."""
-        return self._resets.states  # type: ignore[no-any-return]
-
-    def _route_table(self) -> RouteTable:
-        return self._resets.route_table()
-
-    def _ensure_session(self) -> Session:
-        return self._resets.ensure_session()
 
     def _announced(self, upcoming: Upcoming) -> tuple[Hashable, Build]:
         """The first page of the page seed ``reset(seed=upcoming.seed, options=upcoming.options)`` will draw: the
