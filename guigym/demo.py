@@ -315,9 +315,10 @@ def _core(config: DemoConfig, model: Path, out: Path, console: Console) -> tuple
     unseen_text = (f"; unseen templates {bc['unseen_template_greedy']:.2f} -> {final['unseen_template_greedy']:.2f}"
                    if "unseen_template_greedy" in final else "")  # fmt: skip
     result = (
-        f"held-out greedy success on unseen task seeds {seed_text} ({_plural(n_seeds, 'episode')}): {bc['heldout_greedy']:.2f} after behaviour "
-        f"cloning -> {final['heldout_greedy']:.2f} after iteration {final['iteration']}{unseen_text}; kept "
-        f"{final['kept_policy']} policy / {final['kept_scripted']} scripted trajectories"
+        f"held-out greedy success on unseen task seeds {seed_text} ({_plural(n_seeds, 'episode')}): "
+        f"{bc['heldout_greedy']:.2f} after behaviour cloning -> {final['heldout_greedy']:.2f} after iteration "
+        f"{final['iteration']}{unseen_text}; kept {final['kept_policy']} policy / {final['kept_scripted']} scripted "
+        "trajectories"
     )
     return result, {"metrics": metrics, "graphs": [p.name for _, p in graphs[:2]], "rows": rows,
                     "heldout_row": heldout_row, "split": split, "unseen_templates": unseen}  # fmt: skip
