@@ -33,12 +33,14 @@ right, where a binary reward is silent until the whole answer is right, so GRPO 
   ssl (> 1: SSL got there in fewer steps). Baselines on the same held-out seeds: the best single constant answer and
   the uniformly random constrained sampler (both exact, by enumerating every move string).
 
-Measured (``python benchmarks/ssl_grid.py --jobs 10``, seed split, 5 seeds x 2 arms x 250 steps, 2 shared CPU cores,
-2026-12-02): **no learning in either arm**, so no SSL effect to report. Held-out greedy success at step 250: binary
-0.064 +- 0.051, ssl 0.040 +- 0.068 (95 % CI), both at or below the best constant answer (0.100; uniform random
-0.004); no run reached 0.2, so every steps-to-level ratio is 1.00 by construction (both arms at the budget). The
-held-out values are 0, 3/50 or 5/50: each policy settles on one move string that solves a few puzzles, not on reading
-the maze. A 1-seed puzzle-split pilot (200 steps) stayed at 0 held-out success in both arms.
+Measured (``OMP_NUM_THREADS=1 python benchmarks/ssl_grid.py --jobs 3 --steps 250 --eval-every 25``, seed split, 5
+seeds x 2 arms x 250 steps, 2 CPU cores shared with other jobs at load 1.4-17, 2026-12-03; plot
+``docs/learning/ssl_grid.png``): **no learning in either arm**, so no SSL effect to report. Held-out greedy success
+at step 250: binary 0.084 +- 0.027, ssl 0.060 +- 0.068 (95 % CI), both below the best constant answer (0.100;
+uniform random 0.0036); no run reached 0.2, so every steps-to-level ratio is 1.00 by construction (both arms at the
+budget). The held-out values are 0, 3/50 or 5/50 (1/50 once, mid-run): each policy settles on one move string that
+solves a few puzzles, not on reading the maze. (The 2026-12-02 run, ``--jobs 10``, gave binary 0.064 +- 0.051, ssl
+0.040 +- 0.068.) A 1-seed puzzle-split pilot (200 steps) stayed at 0 held-out success in both arms.
 
 Run: ``python benchmarks/ssl_grid.py [--split seed|puzzle] [--steps N] [--jobs J]`` (5 seeds x 2 arms, ``J`` runs in
 parallel; prints the tables, writes ``benchmarks/out/ssl_grid.png`` and ``.json``, ``ssl_grid_puzzle.*`` for the
