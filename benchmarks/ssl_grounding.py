@@ -53,8 +53,21 @@ from guigym.grpo_compare import (  # noqa: E402
     steps_ratio_rows,
 )
 
-#: ClickBox-v0 arguments: larger boxes than the default, so that hits fall in several tiers (module docstring).
-ENV_KWARGS = {"n_boxes": 2, "min_side": 30, "max_side": 48}
+#: Defaults of the answer grid and the box sides (pixels) on the 100-pixel canvas (module docstring).
+GRID, BOX_MIN, BOX_MAX = 10, 14, 24
+
+
+def task_args(grid: int, box_min: int, box_max: int) -> tuple[dict[str, int], dict[str, int]]:
+    """``(env_kwargs, format_kwargs)``: ClickBox-v0 with 2 boxes of ``box_min``-``box_max`` pixels a side, and the
+    ``box`` format's ``grid x grid`` answer grid (one letter per cell up to 5 x 5, else row and column letters).
+
+    >>> task_args(10, 14, 24)
+    ({'n_boxes': 2, 'min_side': 14, 'max_side': 24}, {'grid': 10, 'letters': 2})
+    >>> task_args(5, 30, 48)[1]
+    {'grid': 5, 'letters': 1}
+    """
+    return {"n_boxes": 2, "min_side": box_min, "max_side": box_max}, {"grid": grid, "letters": 1 if grid <= 5 else 2}
+
 LEVELS = (0.30, 0.35, 0.40)
 
 
@@ -66,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per arm")
     parser.add_argument("--steps", type=int, default=200, help="GRPO steps per run")
     parser.add_argument("--jobs", type=int, default=2, help="runs trained at once (one torch thread each)")
+    parser.add_argument("--grid", type=int, default=GRID, help="answer-grid cells per side (2-26; > 5: two letters)")
+    parser.add_argument("--box-min", type=int, default=BOX_MIN, help="smallest box side, pixels")
+    parser.add_argument("--box-max", type=int, default=BOX_MAX, help="largest box side, pixels")
     parser.add_argument(
         "--arms", nargs=2, default=["binary", "ssl"], choices=sorted(ARMS), help="base arm, then other"
     )
@@ -81,12 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    task = Task(env_kwargs=dict(ENV_KWARGS), group_size=8, groups_per_step=8, steps=args.steps)
+    env_kwargs, format_kwargs = task_args(args.grid, args.box_min, args.box_max)
+    task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=8, groups_per_step=8, steps=args.steps)
     seeds = list(range(args.seeds))
     jobs = args.jobs
     if args.quick:
-        task = Task(env_kwargs=dict(ENV_KWARGS), group_size=4, groups_per_step=4, steps=4, eval_count=16,
-                    eval_every=2)  # fmt: skip
+        task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=4, groups_per_step=4, steps=4,
+                    eval_count=16, eval_every=2)  # fmt: skip
         seeds, jobs = [0], 1
     base, other = args.arms
     if args.report is not None:
@@ -98,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     name = "ssl_grounding_quick" if args.quick else "ssl_grounding"
     png = plot_heldout(results, args.out / f"{name}.png",
-                       f"GRPO on ClickBox-v0 (held-out layouts): {other} against {base}, N={task.group_size}",
+                       f"GRPO on ClickBox-v0 (held-out layouts, boxes {task.env_kwargs.get('min_side')}-"
+                       f"{task.env_kwargs.get('max_side')} px, {task.format_kwargs.get('grid', 5)}x"
+                       f"{task.format_kwargs.get('grid', 5)} grid): {other} against {base}, N={task.group_size}",
                        level=args.levels[0], episodes_per_step=task.group_size * task.groups_per_step)  # fmt: skip
     if args.report is None:
         save_curves(results, task, args.out / f"{name}.json", extra=("reward_mean", "success_rate"))
@@ -109,8 +128,9 @@ def main(argv: list[str] | None = None) -> int:
 def print_report(
     results: dict[str, list[RunResult]], base: str, other: str, levels: list[float], task: Task
 ) -> None:
-    print(f"\n## GRPO {other} against {base} on ClickBox-v0 {ENV_KWARGS}: held-out greedy success "
-          f"({task.eval_count} layouts never trained on), N = {task.group_size}, {task.steps} steps\n")  # fmt: skip
+    grid = task.format_kwargs.get("grid", 5)
+    print(f"\n## GRPO {other} against {base} on ClickBox-v0 {task.env_kwargs}, {grid} x {grid} answer grid: held-out "
+          f"greedy success ({task.eval_count} layouts never trained on), N = {task.group_size}, {task.steps} steps\n")  # fmt: skip
     print("\n".join(heldout_table(results, levels)))
     print(f"\n### Steps to a held-out level (evaluated every {task.eval_every} steps)\n")
     print("\n".join(steps_ratio_rows(results, base, other, levels)))

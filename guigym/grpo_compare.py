@@ -87,6 +87,10 @@ class Task:
     """Held-out evaluation every this many steps (and before the first, and after the last)."""
     grad_variance_every: int = 0
     """Log the policy-gradient variance on every this many steps (:func:`trainers.grpo.gradient_variance`; 0: never)."""
+    # --- answer grid ---
+    format_kwargs: dict[str, Any] = field(default_factory=dict)
+    """``box`` format arguments (:class:`agents.prompts.box.BoxFormat`): ``{}`` is the 5 x 5 one-letter grid;
+    ``{"grid": 10, "letters": 2}`` a 10 x 10 grid named by row and column letters (two sampled tokens)."""
 
 
 @dataclass
@@ -125,7 +129,8 @@ def run_arm(
         model=str(model), env_id="ClickBox-v0", env_kwargs=dict(task.env_kwargs), output_format="box",
         constrain_answers=True, reward=a.reward, reward_kwargs=dict(a.reward_kwargs), estimator=a.estimator,
         estimator_kwargs=dict(a.estimator_kwargs), group_size=task.group_size, groups_per_step=task.groups_per_step,
-        num_envs=batch, num_steps=task.steps, learning_rate=task.learning_rate, max_new_tokens=1, decoder="loop",
+        num_envs=batch, num_steps=task.steps, learning_rate=task.learning_rate, decoder="loop",
+        format_kwargs=dict(task.format_kwargs) or None, max_new_tokens=int(task.format_kwargs.get("letters", 1)),
         device="cpu", seed=seed, seed_start=seed * TRAIN_SEEDS_PER_RUN, num_train_seeds=TRAIN_SEEDS_PER_RUN,
         eval_seeds={"start": EVAL_SEED_START, "count": task.eval_count}, eval_every=task.eval_every, eval_samples=0,
         grad_variance_every=task.grad_variance_every, output_dir=str(Path(out) / f"{arm}-{seed}"), progress=progress,

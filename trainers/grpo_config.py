@@ -136,6 +136,13 @@ class GRPOConfig(PolicyTrainerConfig, FormatFields, SamplingFields, EvalSchedule
     once, the others copying it (``python benchmarks/rollout_speed.py``). Needs ``num_envs`` a multiple of
     ``group_size`` and a reward other than ``ipl``. False (default): ``num_envs`` separate envs, a browser each."""
 
+    # --- output format arguments ---
+    format_kwargs: dict[str, Any] | None = None
+    """Arguments of the output format (``box``: ``grid`` and ``letters``, e.g. ``{grid: 10, letters: 2}`` for a
+    10 x 10 answer grid named by row and column letters, with ``max_new_tokens: 2``; ``cell``: ``rows``,
+    ``cols``). ``None`` (default): the format reads its arguments from ``env_kwargs`` (``cell`` takes the env's
+    ``rows`` / ``cols``; ``box`` keeps its 5 x 5 one-letter grid)."""
+
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
             if not ok:
