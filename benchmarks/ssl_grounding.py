@@ -54,21 +54,21 @@ from guigym.grpo_compare import (  # noqa: E402
 )
 
 #: Defaults of the answer grid and the box sides (pixels) on the 100-pixel canvas (module docstring).
-GRID, BOX_MIN, BOX_MAX = 10, 14, 24
+GRID, BOX_MIN, BOX_MAX = 8, 20, 30
 
 
 def task_args(grid: int, box_min: int, box_max: int) -> tuple[dict[str, int], dict[str, int]]:
     """``(env_kwargs, format_kwargs)``: ClickBox-v0 with 2 boxes of ``box_min``-``box_max`` pixels a side, and the
     ``box`` format's ``grid x grid`` answer grid (one letter per cell up to 5 x 5, else row and column letters).
 
-    >>> task_args(10, 14, 24)
-    ({'n_boxes': 2, 'min_side': 14, 'max_side': 24}, {'grid': 10, 'letters': 2})
+    >>> task_args(8, 20, 30)
+    ({'n_boxes': 2, 'min_side': 20, 'max_side': 30}, {'grid': 8, 'letters': 2})
     >>> task_args(5, 30, 48)[1]
     {'grid': 5, 'letters': 1}
     """
     return {"n_boxes": 2, "min_side": box_min, "max_side": box_max}, {"grid": grid, "letters": 1 if grid <= 5 else 2}
 
-LEVELS = (0.30, 0.35, 0.40)
+LEVELS = (0.15, 0.20, 0.25)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -77,11 +77,12 @@ def main(argv: list[str] | None = None) -> int:
         "--quick", action="store_true", help="1 seed, 4 steps: checks the path, not the effect"
     )
     parser.add_argument("--seeds", type=int, default=5, help="seeds per arm")
-    parser.add_argument("--steps", type=int, default=200, help="GRPO steps per run")
+    parser.add_argument("--steps", type=int, default=800, help="GRPO steps per run")
     parser.add_argument("--jobs", type=int, default=2, help="runs trained at once (one torch thread each)")
     parser.add_argument("--grid", type=int, default=GRID, help="answer-grid cells per side (2-26; > 5: two letters)")
     parser.add_argument("--box-min", type=int, default=BOX_MIN, help="smallest box side, pixels")
     parser.add_argument("--box-max", type=int, default=BOX_MAX, help="largest box side, pixels")
+    parser.add_argument("--lr", type=float, default=3e-4, help="AdamW learning rate")
     parser.add_argument(
         "--arms", nargs=2, default=["binary", "ssl"], choices=sorted(ARMS), help="base arm, then other"
     )
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     env_kwargs, format_kwargs = task_args(args.grid, args.box_min, args.box_max)
-    task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=8, groups_per_step=8, steps=args.steps)
+    task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=8, groups_per_step=8, steps=args.steps,
+                learning_rate=args.lr)  # fmt: skip
     seeds = list(range(args.seeds))
     jobs = args.jobs
     if args.quick:
