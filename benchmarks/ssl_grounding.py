@@ -5,7 +5,7 @@ on held-out layouts.
   colour, position and size drawn per seed). The policy names one cell of the ``box`` format's 8 x 8 answer grid
   (12.5-pixel cells) by a row letter then a column letter (``BoxFormat(grid=8, letters=2)``: two sampled tokens)
   and the click lands on that cell's centre. Why this grid and these boxes: a blind policy (a uniformly random
-  cell) hits 6% of the time, so a group of 8 holds no hit 63% of the time (binary is sparse); a box holds 2 to 9
+  cell) hits 6% of the time, so a group of 8 holds no hit 63% of the time (binary is sparse); a box holds 1 to 9
   cell centres at different distances from its centre, and 89% of targets offer hits in two or more of SSL's
   tiers; the cell listed for the target has its centre inside the target on every one of 500 seeds (so copying
   it always hits; ``tests/agents/test_box_two_letters.py`` checks this for a 10 x 10 grid). ``--grid``, ``--box-min`` and ``--box-max`` change
