@@ -9,6 +9,7 @@ from gui_envs.reward_wrappers import reward_key
 from trainers.advantages import get_estimator
 from trainers.config_base import (
     EvalScheduleFields,
+    FormatArgsFields,
     FormatFields,
     LoggingFields,
     PolicyTrainerConfig,
@@ -22,7 +23,9 @@ LOSS_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-no
 
 
 @dataclass
-class GRPOConfig(PolicyTrainerConfig, FormatFields, SamplingFields, EvalScheduleFields, LoggingFields):
+class GRPOConfig(
+    PolicyTrainerConfig, FormatFields, SamplingFields, EvalScheduleFields, LoggingFields, FormatArgsFields
+):
     """Everything one GRPO run needs. Load with :meth:`from_yaml`; unknown keys are an error.
 
     The fields GRPO shares with other trainers are documented once, in :mod:`trainers.config_base`.
@@ -135,13 +138,6 @@ class GRPOConfig(PolicyTrainerConfig, FormatFields, SamplingFields, EvalSchedule
     (``trainers.rollout.GroupWorkers``): a group's members share one browser, and its start is built and observed
     once, the others copying it (``python benchmarks/rollout_speed.py``). Needs ``num_envs`` a multiple of
     ``group_size`` and a reward other than ``ipl``. False (default): ``num_envs`` separate envs, a browser each."""
-
-    # --- output format arguments ---
-    format_kwargs: dict[str, Any] | None = None
-    """Arguments of the output format (``box``: ``grid`` and ``letters``, e.g. ``{grid: 10, letters: 2}`` for a
-    10 x 10 answer grid named by row and column letters, with ``max_new_tokens: 2``; ``cell``: ``rows``,
-    ``cols``). ``None`` (default): the format reads its arguments from ``env_kwargs`` (``cell`` takes the env's
-    ``rows`` / ``cols``; ``box`` keeps its 5 x 5 one-letter grid)."""
 
     def __post_init__(self) -> None:
         def need(ok: bool, msg: str) -> None:
