@@ -2,8 +2,9 @@
 ``benchmarks/sca_grounding.py`` and ``guigym demo``'s GRPO stage.
 
 * **Task** (:class:`Task`): ``ClickBox-v0`` (a layout of labelled boxes drawn per seed), answered in the ``box``
-  format (one cell of a 5 x 5 answer grid; the click lands on that cell's centre, anywhere inside or outside the
-  target box), with ``constrain_answers`` (only cell letters are sampled, so every answer is a well-formed click).
+  format (one cell of a 5 x 5 answer grid by default, or of a finer grid named by row and column letters with
+  ``Task.format_kwargs``; the click lands on that cell's centre, anywhere inside or outside the target box), with
+  ``constrain_answers`` (only grid letters are sampled, so every answer is a well-formed click).
 * **Arms** (:data:`ARMS`; only the reward or the credit changes, same loop and hyper-parameters otherwise):
   ``binary`` and ``grpo``: reward ``binary`` (GUI-R1's ``0.8 * accuracy + 0.2 * format``), estimator ``grpo``;
   ``ssl``: reward ``ssl`` (``C + alpha * S_hat``, seed 000 section 3), estimator ``grpo``; ``ssl_paper``: the same
