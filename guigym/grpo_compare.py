@@ -2,8 +2,9 @@
 ``benchmarks/sca_grounding.py`` and ``guigym demo``'s GRPO stage.
 
 * **Task** (:class:`Task`): ``ClickBox-v0`` (a layout of labelled boxes drawn per seed), answered in the ``box``
-  format (one cell of a 5 x 5 answer grid; the click lands on that cell's centre, anywhere inside or outside the
-  target box), with ``constrain_answers`` (only cell letters are sampled, so every answer is a well-formed click).
+  format (one cell of a 5 x 5 answer grid by default, or of a finer grid named by row and column letters with
+  ``Task.format_kwargs``; the click lands on that cell's centre, anywhere inside or outside the target box), with
+  ``constrain_answers`` (only grid letters are sampled, so every answer is a well-formed click).
 * **Arms** (:data:`ARMS`; only the reward or the credit changes, same loop and hyper-parameters otherwise):
   ``binary`` and ``grpo``: reward ``binary`` (GUI-R1's ``0.8 * accuracy + 0.2 * format``), estimator ``grpo``;
   ``ssl``: reward ``ssl`` (``C + alpha * S_hat``, seed 000 section 3), estimator ``grpo``; ``ssl_paper``: the same
@@ -87,6 +88,10 @@ class Task:
     """Held-out evaluation every this many steps (and before the first, and after the last)."""
     grad_variance_every: int = 0
     """Log the policy-gradient variance on every this many steps (:func:`trainers.grpo.gradient_variance`; 0: never)."""
+    # --- answer grid ---
+    format_kwargs: dict[str, Any] = field(default_factory=dict)
+    """``box`` format arguments (:class:`agents.prompts.box.BoxFormat`): ``{}`` is the 5 x 5 one-letter grid;
+    ``{"grid": 10, "letters": 2}`` a 10 x 10 grid named by row and column letters (two sampled tokens)."""
 
 
 @dataclass
@@ -125,7 +130,8 @@ def run_arm(
         model=str(model), env_id="ClickBox-v0", env_kwargs=dict(task.env_kwargs), output_format="box",
         constrain_answers=True, reward=a.reward, reward_kwargs=dict(a.reward_kwargs), estimator=a.estimator,
         estimator_kwargs=dict(a.estimator_kwargs), group_size=task.group_size, groups_per_step=task.groups_per_step,
-        num_envs=batch, num_steps=task.steps, learning_rate=task.learning_rate, max_new_tokens=1, decoder="loop",
+        num_envs=batch, num_steps=task.steps, learning_rate=task.learning_rate, decoder="loop",
+        format_kwargs=dict(task.format_kwargs) or None, max_new_tokens=int(task.format_kwargs.get("letters", 1)),
         device="cpu", seed=seed, seed_start=seed * TRAIN_SEEDS_PER_RUN, num_train_seeds=TRAIN_SEEDS_PER_RUN,
         eval_seeds={"start": EVAL_SEED_START, "count": task.eval_count}, eval_every=task.eval_every, eval_samples=0,
         grad_variance_every=task.grad_variance_every, output_dir=str(Path(out) / f"{arm}-{seed}"), progress=progress,

@@ -14,7 +14,9 @@ topic groups, each inherited only by the configs that have that topic:
 * :class:`LoggingFields` (GRPO, SFT, DPO): report_to;
 * :class:`EvalScheduleFields` (GRPO, SFT, DPO): eval_every;
 * :class:`HeldOutPlayFields` (SFT, DPO, IPL): eval_temperature, eval_max_steps;
-* :class:`OfflineFields` (SFT, DPO; with the two above): format_kwargs, eval_max_new_tokens, eval_num_envs.
+* :class:`FormatArgsFields` (GRPO, SFT, DPO): format_kwargs;
+* :class:`OfflineFields` (SFT, DPO; with the two above and :class:`FormatArgsFields`): eval_max_new_tokens,
+  eval_num_envs.
 
 A config redeclares a shared field only to change its default, without a docstring of its own (a ``#`` comment
 says why that default); ``tests/trainers/test_config_base.py`` checks both. Names a few configs declare each with a
@@ -268,12 +270,21 @@ class HeldOutPlayFields:
 
 
 @dataclass
-class OfflineFields(EvalScheduleFields, HeldOutPlayFields):
+class FormatArgsFields:
+    """The arguments of the output format (GRPO, SFT, DPO)."""
+
+    format_kwargs: dict[str, Any] | None = None
+    """Arguments of the output format (``cell``: ``rows``, ``cols``; ``box``: ``grid``, ``letters``, e.g.
+    ``{grid: 8, letters: 2}`` for an 8 x 8 answer grid named by a row and a column letter, with ``max_new_tokens:
+    2`` in GRPO). ``None`` (default): GRPO passes its ``env_kwargs`` instead (``cell`` reads the env's ``rows`` /
+    ``cols`` there; ``box`` keeps its 5 x 5 one-letter grid); SFT and DPO use the format's defaults."""
+
+
+@dataclass
+class OfflineFields(EvalScheduleFields, HeldOutPlayFields, FormatArgsFields):
     """A trainer that learns from recorded data (SFT, DPO): the format it is written in, and how the policy's
     held-out episodes in ``env_id`` are run (with the rollout machinery GRPO uses, ``trainers.heldout``)."""
 
-    format_kwargs: dict[str, Any] | None = None
-    """Arguments of the output format (``cell``: ``rows``, ``cols``)."""
     eval_max_new_tokens: int = 64
     """Completion budget per held-out step, in tokens."""
     eval_num_envs: int = 8

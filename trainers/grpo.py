@@ -263,7 +263,9 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     ``decoder: vllm`` an :class:`agents.lm_agent.LMAgent` on a :class:`agents.vllm_generator.VLLMGenerator`."""
     from agents.hf_agent import HFAgent
 
-    fmt = resolve_output_format(config.output_format, config.env_kwargs)
+    fmt = resolve_output_format(
+        config.output_format, config.env_kwargs if config.format_kwargs is None else config.format_kwargs
+    )
     dtype = getattr(torch, config.dtype) if config.dtype else None
     if config.decoder == "vllm":
         from agents.generation import SamplingParams

@@ -9,6 +9,7 @@ from gui_envs.reward_wrappers import reward_key
 from trainers.advantages import get_estimator
 from trainers.config_base import (
     EvalScheduleFields,
+    FormatArgsFields,
     FormatFields,
     LoggingFields,
     PolicyTrainerConfig,
@@ -22,7 +23,9 @@ LOSS_AGGREGATIONS = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-no
 
 
 @dataclass
-class GRPOConfig(PolicyTrainerConfig, FormatFields, SamplingFields, EvalScheduleFields, LoggingFields):
+class GRPOConfig(
+    PolicyTrainerConfig, FormatFields, SamplingFields, EvalScheduleFields, LoggingFields, FormatArgsFields
+):
     """Everything one GRPO run needs. Load with :meth:`from_yaml`; unknown keys are an error.
 
     The fields GRPO shares with other trainers are documented once, in :mod:`trainers.config_base`.

@@ -21,7 +21,9 @@ def enable_activation_checkpointing(model: Any) -> None:
 
 def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> Any:
     """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
-    from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
+    from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``, with ``grid`` /
+    ``letters`` from ``kwargs`` when given, other keys ignored: GRPO passes the env's arguments when it has no
+    ``format_kwargs``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
     if name == "cell":
         from agents.prompts.cell import CellFormat
 
@@ -30,7 +32,7 @@ def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> An
     if name == "box":
         from agents.prompts.box import BoxFormat
 
-        return BoxFormat()
+        return BoxFormat(**{k: int(v) for k, v in (kwargs or {}).items() if k in ("grid", "letters")})
     return name
 
 

@@ -1,7 +1,8 @@
 """Answer-grid clicks for ``ClickBox-v0``: the model names one cell of a coarse grid over the screenshot.
 
 A tiny model from random initialisation cannot write pixel coordinates, but it can learn to name one of
-``grid * grid`` cells by a letter, and the click is then that cell's centre in pixels: a continuous point that
+``grid * grid`` cells by a letter (or, with ``letters=2``, by a row letter then a column letter, for grids up to
+26 x 26), and the click is then that cell's centre in pixels: a continuous point that
 may land just outside the target (a near miss SSL and SCA grade), not an element id that is either right or
 wrong. The prompt lists every box by its label and the cell its box is centred on, a text rendering of
 ``elements`` (bboxes quantised to the answer grid), so the skill is to find the named label among the boxes and
@@ -27,24 +28,43 @@ CELL_NAMES = string.ascii_uppercase
 
 @dataclass
 class BoxFormat:
-    """List the boxes as ``label:cell``; read the first cell letter of the answer as a click at that cell's centre.
+    """List the boxes as ``label:cell``; read the answer's cell name as a click at that cell's centre.
 
-    The screenshot (``H x W`` pixels) is split into ``grid x grid`` cells named ``A, B, ...`` in reading order;
-    cell ``(r, c)`` has its centre at ``(c * W / grid + (W / grid - 1) / 2, r * H / grid + (H / grid - 1) / 2)``.
-    A box is listed under the cell whose centre is nearest its bbox centre. An answer without a cell letter does
-    not parse (``ParseError`` code ``no_cell``).
+    The screenshot (``H x W`` pixels) is split into ``grid x grid`` cells; cell ``(r, c)`` has its centre at
+    ``(c * W / grid + (W / grid - 1) / 2, r * H / grid + (H / grid - 1) / 2)``. With ``letters=1`` (default) the
+    cells are named ``A, B, ...`` in reading order and the answer's first cell letter names one. With
+    ``letters=2`` a cell is named by its row letter then its column letter (``A`` the top row / left column), so
+    ``"CB"`` is row 2, column 1, and the answer's first two grid letters name one: a grid up to 26 x 26 (10-pixel
+    cells on a 100-pixel canvas with ``grid=10``), fine enough for a click to miss a small box by a few pixels.
+    A box is listed under the cell whose centre is nearest its bbox centre. An answer with too few grid letters
+    does not parse (``ParseError`` code ``no_cell``).
 
     Attributes:
-        grid: cells per side of the answer grid (2-5, so that every cell has one upper-case letter).
+        grid: cells per side of the answer grid (``letters=1``: 2-5, so that every cell has one upper-case letter;
+            ``letters=2``: 2-26, one letter per row and per column).
         name: format name in logs.
+        letters: letters per answer: 1 (a cell letter) or 2 (row letter, column letter).
     """
 
     grid: int = 5
     name: str = "box"
+    # --- two-letter answers (finer grids) ---
+    letters: int = 1
 
     def __post_init__(self) -> None:
-        if not 2 <= self.grid <= 5:
-            raise ValueError(f"grid must be 2-5 (one letter A-Y per cell), got {self.grid}")
+        if self.letters not in (1, 2):
+            raise ValueError(f"letters must be 1 (cell letter) or 2 (row, column letters), got {self.letters}")
+        if self.letters == 1 and not 2 <= self.grid <= 5:
+            raise ValueError(
+                f"grid must be 2-5 with one letter per cell (A-Y), got {self.grid}; letters=2 allows 2-26"
+            )
+        if self.letters == 2 and not 2 <= self.grid <= 26:
+            raise ValueError(f"grid must be 2-26 with a letter per row and column (A-Z), got {self.grid}")
+
+    @property
+    def alphabet(self) -> str:
+        """The letters an answer is made of: the cell names (one letter) or the row / column names (two)."""
+        return CELL_NAMES[: self.grid * self.grid] if self.letters == 1 else CELL_NAMES[: self.grid]
 
     def messages(self, ctx: PromptContext) -> Conversation:
         shot = _screen_size(ctx.observation)
@@ -65,11 +85,15 @@ class BoxFormat:
         >>> import numpy as np
         >>> BoxFormat().parse("xG!", {"screenshot": np.zeros((100, 100, 3), np.uint8)})[0].point
         (29.5, 29.5)
+        >>> BoxFormat(grid=10, letters=2).parse("CJ", {"screenshot": np.zeros((100, 100, 3), np.uint8)})[0].point
+        (94.5, 24.5)
         """
-        names = CELL_NAMES[: self.grid * self.grid]
-        k = next((names.index(ch) for ch in str(text) if ch in names), None)
-        if k is None:
-            return None, ParseError("no_cell", f"no cell letter {names[0]}-{names[-1]} in the answer")
+        names = self.alphabet
+        picked = [names.index(ch) for ch in str(text) if ch in names][: self.letters]
+        if len(picked) < self.letters:
+            what = "cell letter" if self.letters == 1 else "row letter and column letter"
+            return None, ParseError("no_cell", f"no {what} {names[0]}-{names[-1]} in the answer")
+        k = picked[0] if self.letters == 1 else picked[0] * self.grid + picked[1]
         size = _screen_size(observation)
         if size is None:
             return None, ParseError("no_screen", "the observation has no screenshot to place the cell on")
@@ -81,6 +105,9 @@ class BoxFormat:
         >>> import numpy as np
         >>> BoxFormat().answer_text(Action.click(50, 10), {"screenshot": np.zeros((100, 100, 3), np.uint8)})
         'C'
+        >>> BoxFormat(grid=10, letters=2).answer_text(Action.click(50, 10), {"screenshot": np.zeros((100, 100, 3),
+        ...     np.uint8)})
+        'BF'
         """
         size = _screen_size(observation)
         if action.point is None or size is None:
@@ -91,10 +118,15 @@ class BoxFormat:
         return self._cell_of([x, y, x, y], size)
 
     def answer_tokens(self, tokenizer: Any) -> list[int]:
-        """The token ids an answer needs: the cell letters, each its own token (for constrained sampling, GRPO's
-        ``constrain_answers``). Raises ``ValueError`` when the tokenizer has no single token for a letter."""
+        """The token ids an answer needs: the grid letters (:attr:`alphabet`), each its own token (for constrained
+        sampling, GRPO's ``constrain_answers``). Raises ``ValueError`` when the tokenizer has no single token for a
+        letter.
+
+        Constrained sampling keeps only these tokens at every position (end of text included in what is removed),
+        so an answer is exactly ``max_new_tokens`` letters: set it to ``letters`` (1 or 2). With two letters both
+        positions draw from the same row / column letters, and the parse reads the first as the row."""
         ids = []
-        for name in CELL_NAMES[: self.grid * self.grid]:
+        for name in self.alphabet:
             enc = tokenizer.encode(name, add_special_tokens=False)
             if len(enc) != 1:
                 raise ValueError(f"the tokenizer splits cell letter {name!r} into {len(enc)} tokens")
@@ -118,7 +150,7 @@ class BoxFormat:
         cw, ch = w / self.grid, h / self.grid
         c = min(self.grid - 1, max(0, round((cx - (cw - 1) / 2) / cw)))
         r = min(self.grid - 1, max(0, round((cy - (ch - 1) / 2) / ch)))
-        return CELL_NAMES[r * self.grid + c]
+        return CELL_NAMES[r * self.grid + c] if self.letters == 1 else CELL_NAMES[r] + CELL_NAMES[c]
 
 
 def _screen_size(observation: Any) -> tuple[int, int] | None:

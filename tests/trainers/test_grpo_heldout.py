@@ -73,6 +73,31 @@ def test_constrained_answers_are_cell_letters_only(tiny_lm_path: Path, tmp_path:
     assert all(o.action is not None for o in outputs)
 
 
+def test_constrained_two_letter_answers_are_row_and_column_letters(tiny_lm_path: Path, tmp_path: Path) -> None:
+    """A 10 x 10 grid named by two letters: both sampled tokens are grid letters A-J (each its own token), the
+    completion ends after them (end of text is no answer token, so the budget of 2 ends it) and parses to the click
+    at the named cell's centre; greedy held-out decoding is constrained the same way."""
+    from dataclasses import replace
+
+    import gymnasium as gym
+
+    from trainers.grpo import make_agent
+
+    config = _config(tiny_lm_path, tmp_path, constrain_answers=True, max_new_tokens=2,
+                     format_kwargs={"grid": 10, "letters": 2}, env_kwargs={"n_boxes": 2, "min_side": 14, "max_side": 24})  # fmt: skip
+    agent = make_agent(config, "cpu")
+    letters = [agent.generator.tokenizer.encode(ch, add_special_tokens=False)[0] for ch in "ABCDEFGHIJ"]
+    env = gym.make("ClickBox-v0", **config.env_kwargs)
+    observations = [env.reset(seed=s)[0] for s in range(16)]
+    for temperature in (1.0, 0.0):
+        agent.sampling = replace(agent.sampling, temperature=temperature)
+        for out in agent.act_batch(observations):
+            assert len(out.text) == 2 and set(out.text) <= set("ABCDEFGHIJ"), out.text
+            assert out.token_ids is not None and len(out.token_ids) == 2 and set(out.token_ids) <= set(letters)
+            row, col = "ABCDEFGHIJ".index(out.text[0]), "ABCDEFGHIJ".index(out.text[1])
+            assert out.action is not None and out.action.point == (10 * col + 4.5, 10 * row + 4.5)
+
+
 def test_constrained_answers_need_a_format_that_names_its_tokens(tiny_lm_path: Path, tmp_path: Path) -> None:
     from trainers.config_io import ConfigError
     from trainers.grpo import make_agent
