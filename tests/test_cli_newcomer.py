@@ -69,6 +69,8 @@ def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> Non
     ("args", "needle"),
     [
         (["run", "Sudoku-v0", "-a", "hf:/no/such/model", "-n", "1"], "does not exist"),
+        # A hub id on an offline machine: one line saying nothing is downloaded (was a long hub traceback).
+        (["run", "ClickGrid-v0", "-a", "hf:Qwen/Qwen2.5-VL-3B-Instruct", "-n", "1"], "does not download from a model hub"),
         (["eval", "GuiOffline-v0", "-k", "dataset=screenspot", "-k", "path=/no/such/folder"], "is not a folder"),
         (["run", "GuiWeb-MiniWoB-click-test-v0", "-a", "oracle", "-n", "1"], "no oracle_action"),
         (["run", "Maze-v0", "-a", "random", "-n", "1", "--task", "x"], "takes no reset options"),
