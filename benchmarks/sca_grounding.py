@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from guigym.grpo_compare import (  # noqa: E402
     RunResult,
     Task,
+    clickbox_task_args,
     fmt_ci,
     heldout_table,
     load_curves,
@@ -52,7 +53,6 @@ from guigym.grpo_compare import (  # noqa: E402
     save_curves,
 )
 
-ENV_KWARGS = {"n_boxes": 2, "min_side": 30, "max_side": 48}
 LEVELS = (0.30, 0.35, 0.40)
 GRAD_KEYS = ("grad_var", "grad_mean_sq", "grad_noise_ratio")
 #: Steps of the early window of the gradient statistics.
@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per arm")
     parser.add_argument("--steps", type=int, default=120, help="GRPO steps per run")
     parser.add_argument("--jobs", type=int, default=2, help="runs trained at once (one torch thread each)")
+    parser.add_argument("--grid", type=int, default=5, help="answer-grid cells per side (2-26; > 5: two letters)")
+    parser.add_argument("--box-min", type=int, default=30, help="smallest box side, pixels")
+    parser.add_argument("--box-max", type=int, default=48, help="largest box side, pixels")
+    parser.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate")
     parser.add_argument(
         "--levels", type=float, nargs="+", default=list(LEVELS), help="held-out success levels"
     )
@@ -81,12 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    task = Task(env_kwargs=dict(ENV_KWARGS), group_size=5, groups_per_step=8, steps=args.steps,
-                grad_variance_every=GRAD_EVERY)  # fmt: skip
+    env_kwargs, format_kwargs = clickbox_task_args(args.grid, args.box_min, args.box_max)
+    task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=5, groups_per_step=8, steps=args.steps,
+                learning_rate=args.lr, grad_variance_every=GRAD_EVERY)  # fmt: skip
     seeds, jobs = list(range(args.seeds)), args.jobs
     if args.quick:
-        task = Task(env_kwargs=dict(ENV_KWARGS), group_size=5, groups_per_step=4, steps=4, eval_count=16,
-                    eval_every=2, grad_variance_every=2)  # fmt: skip
+        task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=5, groups_per_step=4, steps=4,
+                    eval_count=16, eval_every=2, grad_variance_every=2)  # fmt: skip
         seeds, jobs = [0], 1
     if args.report is not None:
         task, results = load_curves(args.report)
@@ -94,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             results = run_with_progress(args.work or Path(tmp), ["grpo", "sca"], seeds, task, jobs)
 
-    print(f"\n## GRPO estimator sca against grpo on ClickBox-v0 {ENV_KWARGS}: held-out greedy success "
+    grid = task.format_kwargs.get("grid", 5)
+    print(f"\n## GRPO estimator sca against grpo on ClickBox-v0 {task.env_kwargs}, {grid} x {grid} answer grid: held-out greedy success "
           f"({task.eval_count} layouts never trained on), N = {task.group_size}, {task.steps} steps\n")  # fmt: skip
     print("\n".join(heldout_table(results, args.levels)))
     print(

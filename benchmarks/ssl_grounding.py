@@ -67,6 +67,7 @@ from guigym.grpo_compare import (  # noqa: E402
     ARMS,
     RunResult,
     Task,
+    clickbox_task_args,
     fmt_ci,
     format_bonus_is_constant,
     heldout_table,
@@ -81,17 +82,6 @@ from guigym.grpo_compare import (  # noqa: E402
 #: Defaults of the answer grid and the box sides (pixels) on the 100-pixel canvas (module docstring).
 GRID, BOX_MIN, BOX_MAX = 8, 20, 30
 
-
-def task_args(grid: int, box_min: int, box_max: int) -> tuple[dict[str, int], dict[str, int]]:
-    """``(env_kwargs, format_kwargs)``: ClickBox-v0 with 2 boxes of ``box_min``-``box_max`` pixels a side, and the
-    ``box`` format's ``grid x grid`` answer grid (one letter per cell up to 5 x 5, else row and column letters).
-
-    >>> task_args(8, 20, 30)
-    ({'n_boxes': 2, 'min_side': 20, 'max_side': 30}, {'grid': 8, 'letters': 2})
-    >>> task_args(5, 30, 48)[1]
-    {'grid': 5, 'letters': 1}
-    """
-    return {"n_boxes": 2, "min_side": box_min, "max_side": box_max}, {"grid": grid, "letters": 1 if grid <= 5 else 2}
 
 LEVELS = (0.15, 0.20, 0.25, 0.30)
 
@@ -123,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    env_kwargs, format_kwargs = task_args(args.grid, args.box_min, args.box_max)
+    env_kwargs, format_kwargs = clickbox_task_args(args.grid, args.box_min, args.box_max)
     task = Task(env_kwargs=env_kwargs, format_kwargs=format_kwargs, group_size=8, groups_per_step=8, steps=args.steps,
                 learning_rate=args.lr)  # fmt: skip
     seeds = list(range(args.seeds))

@@ -94,6 +94,18 @@ class Task:
     ``{"grid": 10, "letters": 2}`` a 10 x 10 grid named by row and column letters (two sampled tokens)."""
 
 
+def clickbox_task_args(grid: int, box_min: int, box_max: int) -> tuple[dict[str, int], dict[str, int]]:
+    """``(env_kwargs, format_kwargs)``: ClickBox-v0 with 2 boxes of ``box_min``-``box_max`` pixels a side, and the
+    ``box`` format's ``grid x grid`` answer grid (one letter per cell up to 5 x 5, else row and column letters).
+
+    >>> clickbox_task_args(8, 20, 30)
+    ({'n_boxes': 2, 'min_side': 20, 'max_side': 30}, {'grid': 8, 'letters': 2})
+    >>> clickbox_task_args(5, 30, 48)[1]
+    {'grid': 5, 'letters': 1}
+    """
+    return {"n_boxes": 2, "min_side": box_min, "max_side": box_max}, {"grid": grid, "letters": 1 if grid <= 5 else 2}
+
+
 @dataclass
 class RunResult:
     """One run: its held-out curve and its per-step training records."""
