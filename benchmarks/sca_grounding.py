@@ -23,6 +23,11 @@ with the variance of the policy gradient measured during training.
   over seeds with a 95% interval, and the ratio sca / grpo. The arms' policies drift apart during training, so the
   whole-run figure compares estimators on different policies; the first-20-step figure less so.
 
+``--grid 8 --box-min 20 --box-max 30 --lr 3e-4`` runs SSL's finer setting (two-letter answers on an 8 x 8 grid,
+boxes of 20-30 px; see ``benchmarks/ssl_grounding.py``). Measured there (2026-12-03, 5 seeds x 2000 steps): grpo
+0.209 +- 0.181, sca 0.127 +- 0.019; four of five sca runs collapse onto one answer cell
+(``docs/learning_benchmarks.md`` has the tables).
+
 Run: ``python benchmarks/sca_grounding.py`` (5 seeds x 2 arms x 120 steps; 47 minutes with ``--jobs 2`` on a 2-core
 machine at load ~30), or ``--quick`` (1 seed, 4 steps, 16 held-out seeds: seconds; checks the
 path, not the effect). Prints markdown tables; writes ``benchmarks/out/sca_grounding.png`` and ``.json``.
