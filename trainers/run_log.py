@@ -272,7 +272,9 @@ def plot_curve(
             pts = [(r["step"], r[key]) for r in records if r.get(key) is not None]
             if pts:
                 ax.plot(*zip(*pts, strict=True), marker=".", label=key)
-        if len(names) > 1:
+        if not ax.lines:  # a key this run never logged: say so instead of an empty frame
+            ax.text(0.5, 0.5, "not logged in this run", ha="center", va="center", transform=ax.transAxes)
+        elif len(names) > 1:
             ax.legend(fontsize=7)
         ax.set_xlabel(xlabel)
         ax.set_title(panel_title(names))

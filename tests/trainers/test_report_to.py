@@ -164,3 +164,16 @@ def test_a_missing_reporter_package_names_the_extra(
     with pytest.raises(ImportError, match=re.escape(message)):
         train(GRPOConfig(model=str(tmp_path / "no-model-needed"), device="cpu", report_to=[name],
                          output_dir=str(tmp_path / "run")))  # fmt: skip
+
+
+def test_a_panel_for_a_key_never_logged_says_so(tmp_path: Path) -> None:
+    import warnings
+
+    from trainers.run_log import plot_curve
+
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "loss": 1.5}\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warned "No artists with labels found" for the empty panel
+        png = plot_curve(log, tmp_path / "curve.png", ["loss", ("heldout_greedy", "heldout_sampled")])
+    assert Path(png).stat().st_size > 0
