@@ -45,7 +45,7 @@ MAX_TEXT = 4096
 
 # Interactive elements, plus text-bearing ones (headings, cells, paragraphs) so text-only agents can read.
 _EXTRACT_JS = r"""
-(maxElements) => {
+([maxElements, skip]) => {
   const W = window.innerWidth, H = window.innerHeight;
   const interactive = 'a[href],button,input,select,textarea,summary,label,[role=button],[role=link],' +
       '[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[onclick],[tabindex],[contenteditable=true]';
@@ -55,6 +55,7 @@ _EXTRACT_JS = r"""
   const all = document.body ? document.body.querySelectorAll('*') : [];
   for (const el of all) {
     if (out.length >= maxElements) break;
+    if (skip && el.closest(skip)) continue;
     const isInteractive = el.matches(interactive);
     let ownText = '';
     if (!isInteractive) {
@@ -138,9 +139,13 @@ class PageView:
         return clip_bbox(el["bbox"], size) if el is not None else None
 
 
-def extract(page: Any, max_elements: int = 600) -> PageView:
-    """Run the extraction script in the page (one round trip). Runs in the browser thread."""
-    raw = page.evaluate(_EXTRACT_JS, max_elements)
+def extract(page: Any, max_elements: int = 600, skip: str | None = None) -> PageView:
+    """Run the extraction script in the page (one round trip). Runs in the browser thread.
+
+    ``skip``: a CSS selector; elements inside a match (the match included) are left out, e.g. a page's own
+    scoreboard that is not part of the task.
+    """
+    raw = page.evaluate(_EXTRACT_JS, [max_elements, skip])
     return PageView(
         url=raw["url"],
         title=raw["title"],
@@ -173,14 +178,17 @@ def screenshot(page: Any, image_format: str = "jpeg", quality: int = 90) -> byte
     return base64.b64decode(capturer.send("Page.captureScreenshot", params)["data"])
 
 
-def observe(page: Any, timeout_ms: float, image_format: str | None = "jpeg") -> tuple[PageView, bytes]:
-    """Extract the elements and capture the viewport (``image_format=None``: no capture, ``b""``). Runs in the
-    browser thread; a navigation that replaced the document under the extraction is waited for (``timeout_ms``)."""
+def observe(
+    page: Any, timeout_ms: float, image_format: str | None = "jpeg", skip: str | None = None
+) -> tuple[PageView, bytes]:
+    """Extract the elements (leaving out those under the CSS selector ``skip``) and capture the viewport
+    (``image_format=None``: no capture, ``b""``). Runs in the browser thread; a navigation that replaced the
+    document under the extraction is waited for (``timeout_ms``)."""
     from playwright.sync_api import Error as PlaywrightError
 
     for attempt in range(3):
         try:
-            view = extract(page)
+            view = extract(page, skip=skip)
             break
         except PlaywrightError as exc:
             # A navigation that started late (a script's timer, a slow form) replaced the document under us:

@@ -73,6 +73,9 @@ class WebEnvBase(ScreenEnv):
         self._view = PageView(url="about:blank", title="", elements=[])
         self._frame = np.zeros((self.viewport[1], self.viewport[0], 3), np.uint8)
 
+    #: CSS selector of page parts whose elements the observation leaves out (``None``: keep every element).
+    skip_elements: str | None = None
+
     def _route_table(self) -> RouteTable:
         raise NotImplementedError
 
@@ -87,7 +90,9 @@ class WebEnvBase(ScreenEnv):
     def _page_observer(self) -> Callable[[Any], tuple[PageView, bytes]]:
         """``observe(page)`` with this env's settings, holding no reference to the env."""
         image_format = self.screenshot_format if self.screenshots else None
-        return functools.partial(observation.observe, timeout_ms=self.timeout_s * 1000, image_format=image_format)
+        return functools.partial(
+            observation.observe, timeout_ms=self.timeout_s * 1000, image_format=image_format, skip=self.skip_elements
+        )
 
     def _act(self, action: Action, home_url: str) -> str | None:
         """Execute ``action`` and observe; returns the action error, if any."""

@@ -38,6 +38,11 @@ NO_TIMEOUT_MS = 2**31 - 1
 #: and scrolls the page sideways. MiniWoB's own Chrome window is 500 x 320; 500 x 400 also holds the tallest
 #: pop-ups (checked on click-dialog, click-dialog-2, click-menu, use-autocomplete, choose-date, social-media).
 DEFAULT_VIEWPORT = (500, 400)
+#: The page parts that are not the task, left out of ``elements`` exactly as MiniWoB's own DOM reader
+#: (``core.getDOMInfo`` in ``core/core.js``) leaves them out: the stats panel ("Last reward:", "Time left:",
+#: "Episodes done:"), the cover shown between episodes, the click-tracking canvas, and the query (the
+#: observation's ``instruction`` already holds it).
+MINIWOB_NOT_TASK = "#reward-display, #sync-task-cover, #click-canvas, #query"
 
 
 class MiniWoBNotInstalledError(ImportError):
@@ -110,8 +115,9 @@ class MiniWoBEnv(WebEnvBase):
 
     **Observation**: ``Dict`` with ``screenshot`` ``Box(0, 255, (H, W, 3), uint8)`` (default viewport
     ``500 x 400`` pixels, :data:`DEFAULT_VIEWPORT`: MiniWoB's 160 x 210 task area at the top left plus room for
-    the pop-ups its tasks place against the window), ``elements`` (JSON ``Text``), ``url``, ``instruction`` (the
-    task's utterance) and ``step`` (``Discrete(max_steps + 1)``).
+    the pop-ups its tasks place against the window), ``elements`` (JSON ``Text``: the task area's elements; the
+    stats panel and the query are left out as MiniWoB's own DOM reader leaves them out, :data:`MINIWOB_NOT_TASK`),
+    ``url``, ``instruction`` (the task's utterance) and ``step`` (``Discrete(max_steps + 1)``).
 
     **Reset**: ``reset(seed=s)`` starts MiniWoB's own episode for the number ``s`` (the page is seeded as the
     ``miniwob`` package seeds it); ``options={"seed": t}`` overrides it; without either a seed is drawn from the
@@ -129,7 +135,8 @@ class MiniWoBEnv(WebEnvBase):
     page's reward reason, ``None`` when it gives none), ``action_error``, ``blocked_requests``, ``url``.
 
     Version history: v0, initial release; default viewport 500 x 400 (was 160 x 210), episodes seeded with
-    the number as ``miniwob`` does (was a string drawn from another generator).
+    the number as ``miniwob`` does (was a string drawn from another generator); ``elements`` without the stats
+    panel and the query (as ``core.getDOMInfo``).
 
     Args:
         task: the MiniWoB task name (``click-test``, ``enter-text``, ...; see :data:`MINIWOB_TASKS`).
@@ -154,6 +161,8 @@ class MiniWoBEnv(WebEnvBase):
             stock-market's price ticks 10 times per step).
         **kwargs: :class:`~gui_envs.web.env.WebEnvBase` options (viewport, headless, ...).
     """
+
+    skip_elements = MINIWOB_NOT_TASK
 
     def __init__(
         self,

@@ -172,3 +172,17 @@ def test_clock_options_are_checked() -> None:
         gym.make("GuiWeb-MiniWoB-click-test-v0", clock="fast")
     with pytest.raises(ValueError, match="step_time_ms"):
         gym.make("GuiWeb-MiniWoB-click-test-v0", step_time_ms=0)
+
+
+def test_elements_leave_out_what_miniwob_leaves_out():
+    """The stats panel ("Last reward:", "Episodes done:") and the query are not task elements: MiniWoB's own DOM
+    reader (core.getDOMInfo) skips them, and a text agent's listing must not hold a panel it cannot use."""
+    env = gym.make("GuiWeb-MiniWoB-click-test-2-v0", screenshots=False)
+    try:
+        obs, _ = env.reset(seed=3)
+        elements = parse_elements(obs["elements"])
+        texts = [e["text"] for e in elements]
+        assert sorted(texts) == ["ONE", "TWO"], texts
+        assert obs["instruction"] == "Click button ONE."
+    finally:
+        env.close()
