@@ -53,8 +53,13 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
-    """A byte-level BPE (every string encodes) with the special tokens and the chat template above."""
+def build_tokenizer(path: Path | None = None, merges: bool = True):  # -> PreTrainedTokenizerFast
+    """A byte-level BPE (every string encodes) with the special tokens and the chat template above.
+
+    ``merges=False`` keeps the 256 bytes and the special tokens only: every character is one token, so a word is
+    the same tokens wherever it stands (after a space, a quote or a line start). A tiny model that must match a
+    label in the instruction with the same label in a listing learns that faster (``benchmarks/miniwob_learning.py``).
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -62,7 +67,7 @@ def build_tokenizer(path: Path | None = None):  # -> PreTrainedTokenizerFast
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400,
+        vocab_size=400 if merges else 256 + len(SPECIAL_TOKENS),
         special_tokens=SPECIAL_TOKENS,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
@@ -84,9 +89,11 @@ def build_causal_lm(
     hidden_size: int = 32,
     tokenizer_builder: Callable[[Path], Any] | None = None,
     max_position_embeddings: int = 2048,
+    num_layers: int = 2,
+    seed: int = 0,
 ) -> Path:
-    """A 2-layer Llama (hidden ``hidden_size``, MLP twice that, 4 heads) with the tiny tokenizer (or the one
-    ``tokenizer_builder(path)`` builds and saves), saved under ``path``.
+    """A ``num_layers``-layer Llama (hidden ``hidden_size``, MLP twice that, 4 heads; weights drawn with torch seed
+    ``seed``) with the tiny tokenizer (or the one ``tokenizer_builder(path)`` builds and saves), saved under ``path``.
 
     The default (hidden 32) learns ``ClickGrid-v0``; ``ClickBox-v0``'s held-out layouts need a wider one (128),
     still 2 layers and CPU-fast (``tests/trainers/test_grpo_heldout.py``).
@@ -99,7 +106,7 @@ def build_causal_lm(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,
-        num_hidden_layers=2,
+        num_hidden_layers=num_layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=max_position_embeddings,
@@ -107,7 +114,7 @@ def build_causal_lm(
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     LlamaForCausalLM(config).save_pretrained(path)
     return path
 

@@ -75,6 +75,11 @@ for _task in MINIWOB_TASKS:
         f"MiniWoB++ '{_task}' in the GuiWeb Chromium session (needs the miniwob extra).",
         kwargs={"task": _task},
     )
+register_env(
+    "GuiWeb-MiniWoB-Suite-v0",
+    "gui_envs.web.miniwob_suite:MiniWoBSuiteEnv",
+    "Several MiniWoB++ tasks behind one id, the task drawn from the seed (default: the 10-task instruction suite).",
+)
 
 # ----- android (simulated phone in Chromium, or a device via uiautomator2; `pip install guigym[android,web]`) ----
 register_env(

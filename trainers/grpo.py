@@ -20,6 +20,7 @@ are averaged across ranks. FSDP and DeepSpeed launches are refused (:func:`refus
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import random
@@ -56,6 +57,8 @@ from trainers.policy_setup import apply_lora, resolve_output_format
 from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
+
+logger = logging.getLogger(__name__)
 
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
 
@@ -211,6 +214,34 @@ def group_batch(groups: list[list[Trajectory]]) -> GroupBatch:
         if box is not None:
             boxes[i] = box
     return GroupBatch(rewards, success, coords, boxes)
+
+
+def collapse_signals(groups: list[list[Trajectory]], rewards: np.ndarray) -> dict[str, float]:
+    """What says a GRPO run is collapsing, from one step's groups (``rewards``: ``(G, N)``).
+
+    * ``zero_adv_frac``: the fraction of groups whose ``N`` rewards are all equal. Their group-normalised advantage
+      is 0 for every member (seed 000 App. B.5), so they teach nothing; a run where this nears 1 has stopped
+      learning, whether every member succeeds or every member fails.
+    * ``distinct_answers``: distinct completions of a group's first step over ``N``, averaged over groups (1/N:
+      every member wrote the same answer). With entropy, it tells a policy that is sure and right from one that
+      has collapsed onto one answer (``benchmarks/trl_clickgrid.py``: a seed whose entropy fell from 6.6 to 0.02 by
+      step 201 answered one constant cell).
+
+    >>> from gui_envs.schema.trajectory import Step
+    >>> def ep(text): return Trajectory(instruction="", steps=[Step(action=None, output_text=text)])
+    >>> collapse_signals([[ep("a"), ep("a")], [ep("a"), ep("b")]], np.array([[1.0, 1.0], [0.0, 1.0]]))
+    {'zero_adv_frac': 0.5, 'distinct_answers': 0.75}
+    """
+    equal = np.all(rewards == rewards[:, :1], axis=1)  # (G,)
+    distinct = [len({t.steps[0].output_text if t.steps else None for t in grp}) / max(1, len(grp)) for grp in groups]
+    return {"zero_adv_frac": float(equal.mean()), "distinct_answers": float(np.mean(distinct))}
+
+
+def collapsed(record: dict[str, Any], entropy_floor: float, group_size: int) -> bool:
+    """Whether a step's record says the policy answers one thing: every group's members agree (distinct answers
+    1/N) and the per-token entropy is below ``entropy_floor`` (nats)."""
+    ent = record.get("entropy", float("nan"))
+    return record["distinct_answers"] <= 1.0 / group_size + 1e-9 and not ent >= entropy_floor
 
 
 def step_advantages(groups: list[list[Trajectory]], estimator: Any, **kwargs: Any) -> list[list[np.ndarray]]:
@@ -384,6 +415,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     history: list[dict[str, Any]] = []
     eval_seeds = config.eval_seed_list
     evals: list[dict[str, Any]] = []
+    warned_collapse = False
 
     def held_out(done: int) -> dict[str, Any]:
         """Greedy and sampled success on this rank's share of the held-out seeds, summed over ranks."""
@@ -446,6 +478,7 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "adv_mean": float(adv.mean()),
             "adv_std": float(adv.std()),
             "adv_abs_mean": float(np.abs(adv).mean()),
+            **collapse_signals(groups, batch.rewards),
             **stats,
             "completion_len": n_tokens / max(1, len(samples)),
             "tokens_per_s": n_tokens / max(t1 - t0, 1e-9),
@@ -457,6 +490,16 @@ def train(config: GRPOConfig) -> dict[str, Any]:
             "lr": scheduler.get_last_lr()[0],
         }
         done = step + 1
+        if collapsed(record, config.collapse_entropy, config.group_size):
+            record["collapsed"] = 1.0
+            if not warned_collapse and acc.is_main_process:
+                warned_collapse = True
+                logger.warning(
+                    "grpo step %d: the policy has collapsed to one answer per prompt (every group's members agree, "
+                    "entropy %.3g < %.3g nats): GRPO's advantages are 0 from here on. Try a lower learning rate, "
+                    "beta > 0, a larger group or a higher temperature.",
+                    done, record.get("entropy", float("nan")), config.collapse_entropy,
+                )  # fmt: skip
         if eval_seeds and ((config.eval_every and done % config.eval_every == 0) or done == config.num_steps):
             record.update({k: v for k, v in held_out(done).items() if k != "step"})
         history.append(record)

@@ -76,6 +76,11 @@ class GRPOConfig(
     the step's first update. 0 (default): never, so a normal run pays nothing."""
     max_episode_steps: int = 1
     """Step cap per episode (1: single-step grounding)."""
+    collapse_entropy: float = 0.05
+    """Per-token policy entropy (nats) under which a step whose groups each wrote one answer is logged as
+    ``collapsed`` (and warned about once): its advantages are all 0, so the run has stopped learning. A policy that
+    is right everywhere also writes one answer per group, so the flag is a signal to read with the success rate,
+    not an error."""
     num_steps: int = 100
     """Optimiser steps (one rollout batch each)."""
     mini_batches: int = 1

@@ -23,7 +23,7 @@ def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> An
     """An output format by name: ``cell`` (:class:`agents.prompts.cell.CellFormat`, with ``rows`` / ``cols``
     from ``kwargs``), ``box`` (:class:`agents.prompts.box.BoxFormat`, for ``ClickBox-v0``, with ``grid`` /
     ``letters`` from ``kwargs`` when given, other keys ignored: GRPO passes the env's arguments when it has no
-    ``format_kwargs``), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
+    ``format_kwargs``), ``act`` (:class:`agents.prompts.act.ActFormat`, a text agent's click / type answers), else whatever :func:`agents.lm_agent.resolve_format` takes (``auto``, ``gui_r1``, ...)."""
     if name == "cell":
         from agents.prompts.cell import CellFormat
 
@@ -33,6 +33,10 @@ def resolve_output_format(name: Any, kwargs: dict[str, Any] | None = None) -> An
         from agents.prompts.box import BoxFormat
 
         return BoxFormat(**{k: int(v) for k, v in (kwargs or {}).items() if k in ("grid", "letters")})
+    if name == "act":
+        from agents.prompts.act import ActFormat
+
+        return ActFormat()
     return name
 
 

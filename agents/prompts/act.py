@@ -1,0 +1,203 @@
+"""A text agent's view of a web page: the task's elements by letter, answered with ``click X`` or ``type X N``.
+
+What a small model needs to act on a MiniWoB++ page (or any page with few elements) without pixels: the
+instruction, the actions taken so far, and one line per element a task may need, each behind a letter:
+
+    Enter the username "karrie" and the password "AU" into the text fields and press login.
+    done: type "karrie" into Username
+    A label Username
+    B field Username = karrie
+    C label Password
+    D field Password
+    E button Login
+
+Listed are buttons, links, tabs, fields (with their label, placeholder and current value), checkboxes (with
+their label, ``[x]`` when checked) and the page's visible text pieces (MiniWoB's links are plain ``<span>``
+elements, so text is listed too); a piece of text nested in a listed element with the same text is listed once.
+
+The answer is one action:
+
+* ``click X``: click element ``X``;
+* ``type X N``: type the instruction's ``N``-th quoted phrase (1-based) into ``X``. The text is copied from the
+  instruction by position, as WGE's DOMNET copies an utterance field (Liu et al. 2018, section 4): a tiny model
+  learns to point at a phrase long before it learns to spell one out; ``type X "text"`` types the text as written.
+
+A history entry (the env loop keeps each action as JSON) is shown by its element's label on the current page,
+so the prompt reads the same whatever the page's internal ids are.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agents.parsing import ParseError
+from agents.prompts.formats import Conversation, PromptContext
+from agents.prompts.observation import element_list, instruction_of
+from gui_envs.schema.actions import Action
+
+LETTERS = string.ascii_uppercase
+_QUOTED = re.compile(r'"([^"]*)"')
+_ANSWER = re.compile(r'^\s*(click|type)\s+([A-Z])\b\s*(?:(\d+)|"([^"]*)")?', re.IGNORECASE)
+_FIELD_TYPES = frozenset({"text", "password", "email", "search", "number", "tel", "url", "textarea"})
+
+
+def quoted_phrases(instruction: str) -> list[str]:
+    """The instruction's double-quoted phrases, in order: what ``type X N`` refers to (``N`` from 1).
+
+    >>> quoted_phrases('Enter the username "karrie" and the password "AU" into the text fields.')
+    ['karrie', 'AU']
+    """
+    return _QUOTED.findall(instruction)
+
+
+def element_kind(element: Mapping[str, Any]) -> str:
+    """``button``, ``link``, ``tab``, ``field``, ``checkbox``, ``radio``, ``select``, ``label`` or ``text``."""
+    tag, role, kind = str(element.get("tag", "")), str(element.get("role", "")), str(element.get("type", ""))
+    if tag == "input" and kind in ("checkbox", "radio"):
+        return kind
+    if tag == "textarea" or (tag == "input" and (kind in _FIELD_TYPES or not kind)):
+        return "field"
+    if tag == "select":
+        return "select"
+    if role == "tab":
+        return "tab"
+    if tag == "button" or role == "button" or (tag == "input" and kind in ("button", "submit", "reset")):
+        return "button"
+    if tag == "a" or role == "link":
+        return "link"
+    if tag == "label":
+        return "label"
+    return "text"
+
+
+def listed_elements(observation: Any, limit: int = len(LETTERS)) -> list[Mapping[str, Any]]:
+    """The elements the listing shows, in page order, at most ``limit`` (one per letter).
+
+    Every element with text, and every field, checkbox or button without; an element whose text equals that
+    of a listed element it lies inside (a tab's inner link) is the same thing to a reader and is left out.
+    """
+    out: list[Mapping[str, Any]] = []
+    for el in element_list(observation.get("elements") if isinstance(observation, Mapping) else None):
+        if el.get("visible") is False:
+            continue
+        kind, text = element_kind(el), _text(el)
+        if not text and kind in ("text", "label", "link", "tab"):
+            continue
+        if any(_text(o) == text and _inside(el, o) for o in out):
+            continue
+        out.append(el)
+        if len(out) == limit:
+            break
+    return out
+
+
+@dataclass
+class ActFormat:
+    """List the page's elements by letter; read ``click X`` / ``type X N`` back as an action (module docstring).
+
+    Attributes:
+        max_text: characters of each element's text shown (long paragraphs are cut; the prompt stays short).
+        history_items: at most this many previous actions are shown (the latest).
+        name: format name in logs.
+    """
+
+    max_text: int = 24
+    history_items: int = 6
+    name: str = "act"
+
+    def messages(self, ctx: PromptContext) -> Conversation:
+        elements = listed_elements(ctx.observation)
+        lines = [ctx.instruction]
+        done = [self._history_entry(h, ctx.observation) for h in list(ctx.history)[-self.history_items :]]
+        if done:
+            lines.append("done: " + "; ".join(done))
+        lines += [f"{LETTERS[i]} {self._line(e)}" for i, e in enumerate(elements)]
+        return [{"role": "user", "content": "\n".join(lines)}]
+
+    def _line(self, element: Mapping[str, Any]) -> str:
+        kind, text = element_kind(element), _text(element)[: self.max_text]
+        line = f"{kind} {text}".rstrip()
+        value = str(element.get("value") or "")
+        if kind == "checkbox" or kind == "radio":
+            return line + (" [x]" if value == "checked" else "")
+        if kind in ("field", "select") and value:
+            return f"{line} = {value[: self.max_text]}"
+        return line
+
+    def _history_entry(self, entry: str, observation: Any) -> str:
+        try:
+            action = Action.from_json(entry)
+        except Exception:  # noqa: BLE001 - a history entry of a malformed answer ("invalid action")
+            return "invalid"
+        el = _by_id(observation, action.element_id)
+        label = _text(el)[: self.max_text] if el is not None else "?"
+        if action.type == "type":
+            return f'type "{action.text or ""}" into {label or element_kind(el or {})}'
+        return f"{action.type} {label}"
+
+    def parse(self, text: str, observation: Any) -> tuple[Action | None, ParseError | None]:
+        """The action the answer names, or the parse error. Never raises.
+
+        >>> obs = {"instruction": 'Enter "Kasie".', "elements": [
+        ...     {"id": "7", "tag": "input", "type": "text", "text": ""},
+        ...     {"id": "8", "tag": "button", "text": "Submit"}]}
+        >>> ActFormat().parse("type A 1", obs)[0].to_json()
+        '{"type": "type", "element_id": "7", "text": "Kasie"}'
+        >>> ActFormat().parse("click B", obs)[0].element_id, ActFormat().parse("click C", obs)[1].code
+        ('8', 'no_element')
+        """
+        m = _ANSWER.match(str(text))
+        if m is None:
+            return None, ParseError("no_action", "the answer must start with 'click X' or 'type X N'")
+        verb, letter, number, literal = m.group(1).lower(), m.group(2).upper(), m.group(3), m.group(4)
+        elements = listed_elements(observation)
+        k = LETTERS.index(letter)
+        if k >= len(elements):
+            last = LETTERS[len(elements) - 1] if elements else "none"
+            return None, ParseError("no_element", f"element {letter} is not listed (A-{last})")
+        element_id = str(elements[k]["id"])
+        if verb == "click":
+            return Action.click_element(element_id), None
+        if literal is not None:
+            return Action.type_text(literal, element_id=element_id), None
+        phrases = quoted_phrases(instruction_of(observation))
+        if number is None or not 1 <= int(number) <= len(phrases):
+            return None, ParseError("no_text", f"'type {letter}' needs a phrase number 1-{len(phrases)} or a quoted text")
+        return Action.type_text(phrases[int(number) - 1], element_id=element_id), None
+
+    def answer_text(self, action: Action, observation: Any) -> str:
+        """The answer that names ``action`` (for SFT targets); a typed text that is a quoted phrase of the
+        instruction is named by its number. Raises ``ValueError`` when the action has no answer here."""
+        elements = listed_elements(observation)
+        k = next((i for i, e in enumerate(elements) if str(e.get("id")) == str(action.element_id)), None)
+        if k is None or action.type not in ("click", "type"):
+            raise ValueError(f"no listed element for the action {action.to_json()}: it has no answer in this format")
+        if action.type == "click":
+            return f"click {LETTERS[k]}"
+        phrases = quoted_phrases(instruction_of(observation))
+        text = action.text or ""
+        return f"type {LETTERS[k]} {phrases.index(text) + 1}" if text in phrases else f'type {LETTERS[k]} "{text}"'
+
+    def describe(self, action: Any) -> str:
+        return action.to_json() if isinstance(action, Action) else "invalid action"
+
+
+def _text(element: Mapping[str, Any] | None) -> str:
+    return re.sub(r"\s+", " ", str((element or {}).get("text") or "")).strip()
+
+
+def _inside(inner: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
+    a, b = inner.get("bbox"), outer.get("bbox")
+    if not a or not b:
+        return False
+    return a[0] >= b[0] and a[1] >= b[1] and a[2] <= b[2] and a[3] <= b[3]
+
+
+def _by_id(observation: Any, element_id: str | None) -> Mapping[str, Any] | None:
+    if element_id is None or not isinstance(observation, Mapping):
+        return None
+    return next((e for e in element_list(observation.get("elements")) if str(e.get("id")) == str(element_id)), None)
