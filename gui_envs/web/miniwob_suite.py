@@ -5,13 +5,16 @@ suite env is that id. Seed ``s`` runs task ``tasks[s % len(tasks)]`` at MiniWoB'
 training seeds and its held-out seeds cover every task in turn, and two disjoint seed ranges are disjoint for
 every task. ``reset(options={"task": name, "seed": s})`` picks both explicitly.
 
-Each task keeps its own page (a :class:`~gui_envs.web.miniwob.MiniWoBEnv` whose context lives on the suite's one
-Chromium, :class:`~gui_envs.browser.shared.SharedBrowser`), opened on first use: going back to a task does not
-load its page again, so a GRPO step that visits every task costs no page loads after the first.
+Each task keeps its own page (a :class:`~gui_envs.web.miniwob.MiniWoBEnv` whose context lives on a
+:class:`~gui_envs.browser.shared.SharedBrowser`), opened on first use: going back to a task does not load its page
+again, so a GRPO step that visits every task costs no page loads after the first. The suites of one process share
+one Chromium (``process_browser=True``, the default): a trainer's 8 rollout slots then hold 80 pages in one
+browser rather than 8 browsers.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any
@@ -59,6 +62,8 @@ class MiniWoBSuiteEnv(gym.Env[dict[str, Any], Any]):
 
     Args:
         tasks: the MiniWoB task names (default :data:`INSTRUCTION_SUITE`).
+        process_browser: open the task pages on the one Chromium every suite of this process shares (launched on
+            first use, closed with the last suite); ``False``: on a Chromium of this env's own.
         **kwargs: :class:`~gui_envs.web.miniwob.MiniWoBEnv` options (``max_steps``, ``screenshots``, ``viewport``,
             ``reload_page``...), the same for every task.
     """
@@ -66,7 +71,7 @@ class MiniWoBSuiteEnv(gym.Env[dict[str, Any], Any]):
     metadata = {"render_modes": ["rgb_array"]}
     reset_options = MappingProxyType({"seed": SEED, "task": TASK})
 
-    def __init__(self, tasks: Sequence[str] = INSTRUCTION_SUITE, **kwargs: Any) -> None:
+    def __init__(self, tasks: Sequence[str] = INSTRUCTION_SUITE, process_browser: bool = True, **kwargs: Any) -> None:
         self.tasks = tuple(tasks)
         unknown = [t for t in self.tasks if t not in MINIWOB_TASKS]
         if not self.tasks or unknown:
@@ -74,7 +79,8 @@ class MiniWoBSuiteEnv(gym.Env[dict[str, Any], Any]):
         if "shared_browser" in kwargs:
             raise ValueError("the suite opens its tasks on its own shared browser; shared_browser is not an option")
         self._kwargs = dict(kwargs)
-        self._browser = SharedBrowser(headless=kwargs.get("headless", True))
+        self._process_browser = bool(process_browser)
+        self._browser = _acquire(kwargs.get("headless", True)) if process_browser else SharedBrowser(kwargs.get("headless", True))
         self._members: dict[str, MiniWoBEnv] = {}
         self._current: MiniWoBEnv | None = None
         first = self._member(self.tasks[0])
@@ -124,7 +130,35 @@ class MiniWoBSuiteEnv(gym.Env[dict[str, Any], Any]):
         for env in self._members.values():
             env.close()
         self._members.clear()
-        self._browser.close()
+        if self._process_browser:
+            _release(self._browser)
+        else:
+            self._browser.close()
+
+
+# One Chromium per process and headless setting, with a count of the suites using it.
+_PROCESS_BROWSERS: dict[bool, tuple[SharedBrowser, int]] = {}
+_LOCK = threading.Lock()
+
+
+def _acquire(headless: bool) -> SharedBrowser:
+    with _LOCK:
+        browser, users = _PROCESS_BROWSERS.get(bool(headless), (None, 0))
+        if browser is None:
+            browser = SharedBrowser(headless=bool(headless))
+        _PROCESS_BROWSERS[bool(headless)] = (browser, users + 1)
+        return browser
+
+
+def _release(browser: SharedBrowser) -> None:
+    with _LOCK:
+        for key, (shared, users) in list(_PROCESS_BROWSERS.items()):
+            if shared is browser:
+                if users <= 1:
+                    del _PROCESS_BROWSERS[key]
+                    browser.close()
+                else:
+                    _PROCESS_BROWSERS[key] = (shared, users - 1)
 
 
 __all__ = ["INSTRUCTION_SUITE", "MiniWoBSuiteEnv", "suite_task"]
