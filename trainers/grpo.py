@@ -57,6 +57,7 @@ from trainers.policy_setup import apply_lora, resolve_output_format
 from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
+from trainers.swap_test import SWAP_KEYS, swap_test
 
 logger = logging.getLogger(__name__)
 
@@ -421,9 +422,11 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         """Greedy and sampled success on this rank's share of the held-out seeds, summed over ranks."""
         gen.model.eval()
         counts = evaluate(workers, agent, eval_seeds[rank::world], config.eval_samples, rollout_cfg)
+        if config.eval_swap:
+            counts.update(swap_test(workers, agent, eval_seeds[rank::world]))
         shares = gather_object([counts]) if world > 1 else [counts]
         row: dict[str, Any] = {"step": done}
-        for key in EVAL_KEYS:
+        for key in (*EVAL_KEYS, *(SWAP_KEYS if config.eval_swap else ())):
             hits = sum(c[key][0] for c in shares if key in c)
             total = sum(c[key][1] for c in shares if key in c)
             if total:

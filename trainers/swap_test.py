@@ -96,12 +96,16 @@ def swap_test(workers: Any, agent: Any, seeds: Sequence[int], seed: int = 0) -> 
                 if not cases:
                     continue
                 answers = _answers(agent, [c[0] for c in cases] + [c[1] for c in cases])
-                for k, (obs, rewritten, expected, elements) in enumerate(cases):
+                for k, (_, rewritten, expected, elements) in enumerate(cases):
                     before, after = answers[k], answers[len(cases) + k]
                     follows += same_target(after, expected, elements)
                     kept += isinstance(after, Action) and isinstance(before, Action) and after == before
                     n_listed = max(1, len(listed_elements(rewritten)))
-                    n_texts = max(1, len(quoted_phrases(rewritten["instruction"]))) if expected.type == "type" else 1
+                    n_texts = (
+                        max(1, len(quoted_phrases(rewritten["instruction"])))
+                        if expected.type == "type"
+                        else 1
+                    )
                     chance += 1.0 / (n_listed * n_texts)
                     count += 1
         finally:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,28 +194,41 @@ class ActFormat:
             return Action.type_text(literal, element_id=element_id), None
         phrases = quoted_phrases(instruction_of(observation))
         if number is None or not 1 <= int(number) <= len(phrases):
-            return None, ParseError("no_text", f"'type {letter}' needs a phrase number 1-{len(phrases)} or a quoted text")
+            return None, ParseError(
+                "no_text", f"'type {letter}' needs a phrase number 1-{len(phrases)} or a quoted text"
+            )
         return Action.type_text(phrases[int(number) - 1], element_id=element_id), None
 
     def answer_text(self, action: Action, observation: Any) -> str:
         """The answer that names ``action`` (for SFT targets); a typed text that is a quoted phrase of the
         instruction is named by its number. Raises ``ValueError`` when the action has no answer here."""
-        elements = listed_elements(observation)
-        k = next((i for i, e in enumerate(elements) if str(e.get("id")) == str(action.element_id)), None)
+        k = _listed_index(action, observation)
         if k is None or action.type not in ("click", "type"):
-            raise ValueError(f"no listed element for the action {action.to_json()}: it has no answer in this format")
+            raise ValueError(
+                f"no listed element for the action {action.to_json()}: it has no answer in this format"
+            )
         if action.type == "click":
             return f"click {LETTERS[k]}"
         phrases = quoted_phrases(instruction_of(observation))
         text = action.text or ""
-        return f"type {LETTERS[k]} {phrases.index(text) + 1}" if text in phrases else f'type {LETTERS[k]} "{text}"'
+        return (
+            f"type {LETTERS[k]} {phrases.index(text) + 1}"
+            if text in phrases
+            else f'type {LETTERS[k]} "{text}"'
+        )
 
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"
 
 
 def _text(element: Mapping[str, Any] | None) -> str:
-    return re.sub(r"\s+", " ", str((element or {}).get("text") or "")).strip()
+    """The element's label. A field without a label or placeholder reports its value as its text (the page's
+    extractor falls back to it); that is the value, shown once after ``=``, not a label."""
+    text = re.sub(r"\s+", " ", str((element or {}).get("text") or "")).strip()
+    value = re.sub(r"\s+", " ", str((element or {}).get("value") or "")).strip()
+    if text and text == value and element_kind(element or {}) in ("field", "select"):
+        return ""
+    return text
 
 
 def _inside(inner: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
@@ -225,7 +238,38 @@ def _inside(inner: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
     return a[0] >= b[0] and a[1] >= b[1] and a[2] <= b[2] and a[3] <= b[3]
 
 
+def _listed_index(action: Action, observation: Any) -> int | None:
+    """The listing position of the element ``action`` acts on: its own line; for an element left out as the same
+    thing as a listed one (a tab's inner link), that one's; for a point, the smallest listed element under it."""
+    elements = listed_elements(observation)
+    if action.element_id is not None:
+        k = next((i for i, e in enumerate(elements) if str(e.get("id")) == str(action.element_id)), None)
+        target = _by_id(observation, action.element_id)
+        if k is None and target is not None:
+            k = next(
+                (i for i, e in enumerate(elements) if _text(e) == _text(target) and _inside(target, e)), None
+            )
+        return k
+    if action.point is None:
+        return None
+    x, y = action.point
+    under = [(_area(e), i) for i, e in enumerate(elements) if _holds(e, x, y)]
+    return min(under)[1] if under else None
+
+
+def _area(element: Mapping[str, Any]) -> float:
+    b = element["bbox"]
+    return (float(b[2]) - float(b[0])) * (float(b[3]) - float(b[1]))
+
+
+def _holds(element: Mapping[str, Any], x: float, y: float) -> bool:
+    b = element.get("bbox")
+    return bool(b) and b[0] <= x <= b[2] and b[1] <= y <= b[3]
+
+
 def _by_id(observation: Any, element_id: str | None) -> Mapping[str, Any] | None:
     if element_id is None or not isinstance(observation, Mapping):
         return None
-    return next((e for e in element_list(observation.get("elements")) if str(e.get("id")) == str(element_id)), None)
+    return next(
+        (e for e in element_list(observation.get("elements")) if str(e.get("id")) == str(element_id)), None
+    )

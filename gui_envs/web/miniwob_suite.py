@@ -71,16 +71,24 @@ class MiniWoBSuiteEnv(gym.Env[dict[str, Any], Any]):
     metadata = {"render_modes": ["rgb_array"]}
     reset_options = MappingProxyType({"seed": SEED, "task": TASK})
 
-    def __init__(self, tasks: Sequence[str] = INSTRUCTION_SUITE, process_browser: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, tasks: Sequence[str] = INSTRUCTION_SUITE, process_browser: bool = True, **kwargs: Any
+    ) -> None:
         self.tasks = tuple(tasks)
         unknown = [t for t in self.tasks if t not in MINIWOB_TASKS]
         if not self.tasks or unknown:
             raise ValueError(f"tasks must be MiniWoB task names; unknown: {unknown or 'none given'}")
         if "shared_browser" in kwargs:
-            raise ValueError("the suite opens its tasks on its own shared browser; shared_browser is not an option")
+            raise ValueError(
+                "the suite opens its tasks on its own shared browser; shared_browser is not an option"
+            )
         self._kwargs = dict(kwargs)
         self._process_browser = bool(process_browser)
-        self._browser = _acquire(kwargs.get("headless", True)) if process_browser else SharedBrowser(kwargs.get("headless", True))
+        self._browser = (
+            _acquire(kwargs.get("headless", True))
+            if process_browser
+            else SharedBrowser(kwargs.get("headless", True))
+        )
         self._members: dict[str, MiniWoBEnv] = {}
         self._current: MiniWoBEnv | None = None
         first = self._member(self.tasks[0])

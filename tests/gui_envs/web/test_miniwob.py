@@ -186,3 +186,26 @@ def test_elements_leave_out_what_miniwob_leaves_out():
         assert obs["instruction"] == "Click button ONE."
     finally:
         env.close()
+
+
+def test_suite_draws_the_task_from_the_seed_and_keeps_each_tasks_page():
+    env = gym.make("GuiWeb-MiniWoB-Suite-v0", tasks=["click-test-2", "enter-text"], screenshots=False)
+    try:
+        _, info = env.reset(seed=4)
+        assert info["task"] == "click-test-2" and info["seed"] == 4
+        obs, info = env.reset(seed=7)
+        assert info["task"] == "enter-text" and obs["instruction"].startswith("Enter ")
+        again, _ = env.reset(seed=7)
+        assert again["instruction"] == obs["instruction"]
+        _, info = env.reset(seed=7, options={"task": "click-test-2"})
+        assert info["task"] == "click-test-2"
+        with pytest.raises(ValueError, match="not in this suite"):
+            env.reset(options={"task": "click-tab"})
+        obs, _ = env.reset(seed=9)
+        field = next(e for e in parse_elements(obs["elements"]) if e["tag"] == "input")
+        _, _, terminated, _, _ = env.step(Action.type_text("abc", element_id=field["id"]))
+        assert not terminated
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="unknown"):
+        gym.make("GuiWeb-MiniWoB-Suite-v0", tasks=["no-such-task"])

@@ -1,0 +1,413 @@
+"""Instruction following on MiniWoB++, learned by guigym's trainers from a tiny random model: held-out success
+and the swap test, per task and per arm, over several seeds.
+
+* **Suite**: ``GuiWeb-MiniWoB-Suite-v0`` (:data:`gui_envs.web.miniwob_suite.INSTRUCTION_SUITE`): click-test-2,
+  click-button, click-link, click-tab, click-dialog-2, focus-text-2 (one step each), enter-text, login-user,
+  click-checkboxes, click-button-sequence (2-4 steps). Suite seed ``s`` runs task ``s % 10`` at MiniWoB seed ``s``.
+  Seeds: training from :data:`TRAIN_START`, demonstrations from :data:`DEMO_START`, held-out from
+  :data:`EVAL_START`: three disjoint ranges of MiniWoB's own seeds, nothing tuned on the held-out ones.
+* **Policy**: one tiny Llama from a config (random weights; ``--hidden``, ``--layers``; torch seed = the run's
+  seed), byte tokens (:func:`agents.tiny_models.build_tokenizer` with ``merges=False``), the ``act`` format
+  (:class:`agents.prompts.act.ActFormat`: the task's elements by letter, answers ``click X`` / ``type X N``),
+  screenshots off.
+* **Demonstrations**: the scripted demonstrator (:class:`agents.miniwob_demonstrator.MiniWoBDemonstrator`, reads the
+  instruction and the DOM listing, never MiniWoB's reward), ``--demos`` per task (10, as WGE).
+* **Arms** (each at every ``--seeds``): ``sft@N``: SFT (:func:`trainers.sft.train_sft`) on N demonstrations per
+  task, for N in ``--budgets`` (10, 100, 1000); ``sft+grpo``: SFT on ``--demos`` then guigym's GRPO
+  (:func:`trainers.grpo.train`); ``grpo``: GRPO from the random model; ``sft+trl``: SFT on ``--demos`` then TRL's
+  GRPOTrainer through guigym's adapter (:mod:`benchmarks.miniwob_trl`; one step per rollout, so the single-step
+  tasks only, at the same episodes per step).
+* **Metrics** per task and arm, on ``--eval-per-task`` held-out seeds per task: greedy success, sampled success
+  (temperature 1), the swap test (:mod:`trainers.swap_test`: the page kept, the instruction rewritten to name
+  another target; the share of answers that follow, beside its chance, a uniformly drawn listed element); the mean
+  over seeds with a 95% interval over seeds and episodes (normal approximation of the pooled binomial); the paired
+  difference sft+grpo - sft@10 over seeds on the suite mean; env steps and CPU minutes per arm. GRPO runs log
+  held-out greedy success, sampled success and the swap rate every ``--eval-every`` steps on
+  ``--curve-per-task`` seeds per task (a learning curve) plus entropy, ``zero_adv_frac`` and ``distinct_answers``.
+
+Run: ``python benchmarks/miniwob_learning.py`` (the defaults; a benchmark, not a test), or ``--quick`` (2 tasks, a
+few minutes: the CI version, ``tests/benchmarks/test_miniwob_learning.py``). Writes ``benchmarks/out/miniwob_learning``
+``.json``, ``.md`` (the tables) and ``.png`` (the GRPO held-out curves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SUITE_ID = "GuiWeb-MiniWoB-Suite-v0"
+TRAIN_START = 0
+DEMO_START = 20_000_000
+EVAL_START = 10_000_000
+#: Step cap of an episode: the longest demonstration (login-user, click-checkboxes) takes 4-6 steps.
+MAX_STEPS = 8
+ENV_KWARGS: dict[str, Any] = {"screenshots": False, "reload_page": False, "max_steps": MAX_STEPS}
+SINGLE_STEP = ("click-test-2", "click-button", "click-link", "click-tab", "click-dialog-2", "focus-text-2")
+OUT = Path(__file__).resolve().parent / "out"
+
+
+@dataclass
+class Settings:
+    """One benchmark run's settings (the CLI's defaults; ``--quick`` cuts them)."""
+
+    tasks: tuple[str, ...]
+    seeds: tuple[int, ...] = (0, 1, 2)
+    demos: int = 10
+    budgets: tuple[int, ...] = (10, 100, 1000)
+    hidden: int = 128
+    layers: int = 2
+    sft_steps: int = 400
+    sft_lr: float = 3e-3
+    grpo_steps: int = 150
+    grpo_lr: float = 5e-4
+    group_size: int = 8
+    num_envs: int = 8
+    eval_per_task: int = 200
+    curve_per_task: int = 20
+    eval_every: int = 25
+    arms: tuple[str, ...] = ("sft", "sft+grpo", "grpo", "sft+trl")
+    work: Path = field(default_factory=lambda: OUT / "miniwob_learning_runs")
+
+
+# ----- data and models --------------------------------------------------------------------------------------
+
+
+def suite_seeds(start: int, per_task: int, n_tasks: int) -> list[int]:
+    """``per_task`` suite seeds of every task from ``start`` on (seed ``s`` runs task ``s % n_tasks``)."""
+    first = start - start % n_tasks
+    return list(range(first, first + per_task * n_tasks))
+
+
+def make_suite(tasks: Sequence[str]) -> Any:
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401
+
+    return gym.make(SUITE_ID, tasks=list(tasks), **ENV_KWARGS)
+
+
+def record_demonstrations(tasks: Sequence[str], per_task: int, folder: Path, num_envs: int) -> Path:
+    """``per_task`` demonstrator episodes of every task (seeds from :data:`DEMO_START`), saved as trajectories."""
+    from agents.episode import ListWorkers
+    from agents.miniwob_demonstrator import MiniWoBDemonstrator
+    from trainers.rollout import RolloutConfig, collect_groups
+
+    if (folder / "done").exists():
+        return folder
+    workers = ListWorkers([make_suite(tasks) for _ in range(num_envs)])
+    try:
+        seeds = suite_seeds(DEMO_START, per_task, len(tasks))
+        groups = collect_groups(workers, MiniWoBDemonstrator(), seeds, 1,
+                                RolloutConfig(max_steps=MAX_STEPS, save_dir=folder, progress=False))  # fmt: skip
+    finally:
+        workers.close()
+    failed = sum(not t.success for grp in groups for t in grp)
+    if failed:
+        print(f"  demonstrator failed {failed} of {len(seeds)} episodes (SFT trains on the successful ones)")
+    (folder / "done").write_text(str(len(seeds)))
+    return folder
+
+
+def build_policy(folder: Path, settings: Settings, seed: int) -> Path:
+    from agents.tiny_models import build_causal_lm, build_tokenizer
+
+    if not (folder / "config.json").exists():
+        build_causal_lm(folder, hidden_size=settings.hidden, num_layers=settings.layers, seed=seed,
+                        tokenizer_builder=lambda p: build_tokenizer(p, merges=False))  # fmt: skip
+    return folder
+
+
+def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -> Path:
+    from trainers.sft import train_sft
+    from trainers.sft_config import SFTConfig
+
+    if not (out / "final" / "config.json").exists():
+        n_rows = sum(1 for _ in data.glob("*/trajectory.json")) * 2  # about two steps per episode
+        epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))
+        cfg = SFTConfig(model=str(model), data=str(data), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
+                        output_format="act", replay_observations=True, successful_only=True, epochs=epochs,
+                        batch_size=16, learning_rate=settings.sft_lr, warmup_ratio=0.0, weight_decay=0.0,
+                        device="cpu", seed=seed, output_dir=str(out), progress=False, plot=False)  # fmt: skip
+        train_sft(cfg)
+    return out / "final"
+
+
+def run_grpo(model: Path, out: Path, settings: Settings, seed: int) -> tuple[Path, list[dict[str, Any]]]:
+    from trainers.grpo import train
+    from trainers.grpo_config import GRPOConfig
+
+    n = len(settings.tasks)
+    cfg = GRPOConfig(model=str(model), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
+                     output_format="act", max_episode_steps=MAX_STEPS, group_size=settings.group_size,
+                     groups_per_step=n, num_envs=settings.num_envs, num_steps=settings.grpo_steps,
+                     learning_rate=settings.grpo_lr, weight_decay=0.0, max_new_tokens=12, decoder="loop",
+                     beta=0.0, device="cpu", seed=seed, seed_start=TRAIN_START + 1_000_000 * seed,
+                     num_train_seeds=1_000_000, eval_seeds=suite_seeds(EVAL_START, settings.curve_per_task, n),
+                     eval_every=settings.eval_every, eval_samples=1, eval_swap=True, output_dir=str(out),
+                     progress=False, plot=True)  # fmt: skip
+    result = train(cfg)
+    return out / "final", result["eval"]
+
+
+# ----- evaluation ---------------------------------------------------------------------------------------------
+
+
+def evaluate_policy(
+    model: Path, settings: Settings, tasks: Sequence[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per task: greedy and sampled held-out success, the swap test, episodes, env steps."""
+    from dataclasses import replace
+
+    from agents.episode import ListWorkers
+    from agents.hf_agent import HFAgent
+    from agents.prompts.act import ActFormat
+    from trainers.rollout import RolloutConfig, collect_groups
+    from trainers.swap_test import swap_test
+
+    tasks = list(tasks or settings.tasks)
+    agent = HFAgent(str(model), output_format=ActFormat(), temperature=1.0, max_new_tokens=12, device="cpu",
+                    decoder="loop", seed=0)  # fmt: skip
+    workers = ListWorkers([make_suite(settings.tasks) for _ in range(settings.num_envs)])
+    n = len(settings.tasks)
+    seeds = [s for s in suite_seeds(EVAL_START, settings.eval_per_task, n) if settings.tasks[s % n] in tasks]
+    out: dict[str, dict[str, Any]] = {t: {} for t in tasks}
+    try:
+        rollout = RolloutConfig(max_steps=MAX_STEPS, progress=False)
+        sampling = agent.sampling
+        for mode, temperature in (("greedy", 0.0), ("sampled", 1.0)):
+            agent.sampling = replace(sampling, temperature=temperature)
+            trajs = [t for grp in collect_groups(workers, agent, seeds, 1, rollout) for t in grp]
+            for t in trajs:
+                row = out[str(t.task)]
+                row[mode] = row.get(mode, 0) + bool(t.success)
+                row["episodes"] = row.get("episodes", 0) + (mode == "greedy")
+                row["env_steps"] = row.get("env_steps", 0) + len(t.steps)
+        agent.sampling = sampling
+        for task in tasks:
+            mine = [s for s in seeds if settings.tasks[s % n] == task]
+            swap = swap_test(workers, agent, mine)
+            for key, (total, count) in swap.items():
+                out[task][key.removeprefix("eval_")] = total / count if count else float("nan")
+            out[task]["swap_episodes"] = swap["eval_swap_rate"][1]
+    finally:
+        workers.close()
+    for row in out.values():
+        for mode in ("greedy", "sampled"):
+            row[mode] = row.get(mode, 0) / max(1, row.get("episodes", 0))
+    return out
+
+
+def interval(rates: Sequence[float], episodes: int) -> tuple[float, float]:
+    """Mean over seeds and a 95% half-width over the pooled seeds x episodes (normal approximation)."""
+    mean = float(np.mean(rates))
+    total = max(1, episodes * len(rates))
+    return mean, 1.96 * math.sqrt(max(mean * (1 - mean), 1e-12) / total)
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Mean paired difference ``a - b`` over seeds and its 95% t half-width (NaN with one seed)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if len(d) < 2:
+        return float(d.mean()), float("nan")
+    from scipy import stats
+
+    return float(d.mean()), float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d)))
+
+
+# ----- the run --------------------------------------------------------------------------------------------
+
+
+def run(settings: Settings) -> dict[str, Any]:
+    settings.work.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(settings).items()},
+                               "arms": defaultdict(dict), "curves": defaultdict(dict), "cost": defaultdict(dict)}  # fmt: skip
+    budgets = sorted(set(settings.budgets) | {settings.demos})
+    demo_dirs = {
+        b: record_demonstrations(settings.tasks, b, settings.work / f"demos{b}", settings.num_envs)
+        for b in budgets
+    }
+    for seed in settings.seeds:
+        run_seed(seed, settings, demo_dirs, results)
+    return results
+
+
+def _timed(results: dict[str, Any], name: str, seed: int, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, its wall and CPU minutes recorded under ``results["cost"][name][seed]``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    wall = (time.perf_counter() - t0) / 60
+    results["cost"][name][seed] = {"wall_min": wall, "cpu_min": (time.process_time() - c0) / 60}
+    print(f"  seed {seed} {name}: {wall:.1f} min", flush=True)
+    return out
+
+
+def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results: dict[str, Any]) -> None:
+    """Every arm of one seed, then each arm's held-out evaluation."""
+    root = settings.work / f"seed{seed}"
+    init = build_policy(root / "init", settings, seed)
+    arms: dict[str, Path] = {}
+    start: Path | None = None  # the SFT checkpoint GRPO and TRL start from
+    if {"sft", "sft+grpo", "sft+trl"} & set(settings.arms):
+        budgets = sorted(demo_dirs) if "sft" in settings.arms else [settings.demos]
+        for b in budgets:
+            arms[f"sft@{b}"] = _timed(
+                results, f"sft@{b}", seed, run_sft, init, demo_dirs[b], root / f"sft{b}", settings, seed
+            )
+        start = arms[f"sft@{settings.demos}"]
+    if "sft+grpo" in settings.arms:
+        arms["sft+grpo"], results["curves"]["sft+grpo"][seed] = _timed(
+            results, "sft+grpo", seed, run_grpo, start, root / "sft_grpo", settings, seed)  # fmt: skip
+    if "grpo" in settings.arms:
+        arms["grpo"], results["curves"]["grpo"][seed] = _timed(
+            results, "grpo", seed, run_grpo, init, root / "grpo", settings, seed
+        )
+    if "sft+trl" in settings.arms:
+        from benchmarks.miniwob_trl import train_trl_arm
+
+        single = [t for t in settings.tasks if t in SINGLE_STEP]
+        arms["sft+trl"] = Path(_timed(results, "sft+trl", seed, train_trl_arm, str(start), str(root / "sft_trl"), single, seed,
+                                      settings.grpo_steps, group_size=settings.group_size, prompts_per_step=len(single),
+                                      learning_rate=settings.grpo_lr))  # fmt: skip
+    arms["init"] = init
+    for name, model in arms.items():
+        tasks = [t for t in settings.tasks if t in SINGLE_STEP] if name == "sft+trl" else None
+        results["arms"][name][seed] = _timed(
+            results, f"eval {name}", seed, evaluate_policy, model, settings, tasks
+        )
+
+
+def tables(results: dict[str, Any], settings: Settings) -> str:
+    arms = [a for a in ("init", *[f"sft@{b}" for b in sorted(set(settings.budgets) | {settings.demos})], "grpo", "sft+grpo", "sft+trl")
+            if a in results["arms"]]  # fmt: skip
+    lines = [f"Held-out greedy success per task (mean over {len(settings.seeds)} seeds, ± 95% over seeds x "
+             f"{settings.eval_per_task} episodes); swap rate in brackets, chance after the slash.", "",
+             "| task | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]  # fmt: skip
+    suite_means: dict[str, list[float]] = {}
+    for task in settings.tasks:
+        cells = []
+        for arm in arms:
+            per_seed = [r[task] for r in results["arms"][arm].values() if task in r]
+            if not per_seed:
+                cells.append("-")
+                continue
+            m, h = interval([r["greedy"] for r in per_seed], per_seed[0]["episodes"])
+            swap = float(np.nanmean([r["swap_rate"] for r in per_seed]))
+            chance = float(np.nanmean([r["swap_chance"] for r in per_seed]))
+            cells.append(f"{m:.3f} ± {h:.3f} [{swap:.2f}/{chance:.2f}]")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    for arm in arms:
+        runs = results["arms"][arm]
+        suite_means[arm] = [float(np.mean([r[t]["greedy"] for t in r])) for r in runs.values()]
+    lines += [
+        "",
+        "| arm | suite mean (per seed) | sampled | env steps (eval) | train CPU min (per seed) |",
+        "|---|---|---|---|---|",
+    ]
+    for arm in arms:
+        runs = results["arms"][arm]
+        sampled = [float(np.mean([r[t]["sampled"] for t in r])) for r in runs.values()]
+        steps = [sum(r[t]["env_steps"] for t in r) for r in runs.values()]
+        cost = results["cost"].get(arm, {})
+        per_seed = ", ".join(f"{v:.3f}" for v in suite_means[arm])
+        cpu = ", ".join(f"{c['cpu_min']:.1f}" for c in cost.values()) or "-"
+        lines.append(f"| {arm} | {np.mean(suite_means[arm]):.3f} ({per_seed}) | {np.mean(sampled):.3f} | "
+                     f"{int(np.mean(steps))} | {cpu} |")  # fmt: skip
+    ref = f"sft@{settings.demos}"
+    for arm, other in (("sft+grpo", ref), ("sft+grpo", "sft@100")):
+        if arm in suite_means and other in suite_means and len(suite_means[arm]) == len(suite_means[other]):
+            d, h = paired(suite_means[arm], suite_means[other])
+            lines.append(f"\nPaired {arm} - {other} on the suite mean: {d:+.3f} ± {h:.3f} (95% t over seeds)")
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for arm, runs in results["curves"].items():
+        for ax, key in zip(axes, ("eval_greedy_success", "eval_swap_rate"), strict=True):
+            steps = sorted({row["step"] for curve in runs.values() for row in curve})
+            mean = [
+                np.mean(
+                    [row[key] for curve in runs.values() for row in curve if row["step"] == s and key in row]
+                    or [np.nan]
+                )
+                for s in steps
+            ]
+            ax.plot(steps, mean, marker="o", label=arm)
+    for ax, title in zip(axes, ("held-out greedy success", "swap rate"), strict=True):
+        ax.set_title(title)
+        ax.set_xlabel("GRPO step")
+        ax.set_ylim(0, 1)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gui_envs.web.miniwob_suite import INSTRUCTION_SUITE
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="the CI cut-down: 2 tasks, 1 seed, a few minutes"
+    )
+    parser.add_argument("--tasks", nargs="+", default=list(INSTRUCTION_SUITE))
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--demos", type=int, default=10, help="demonstrations per task before GRPO")
+    parser.add_argument(
+        "--budgets", type=int, nargs="+", default=[10, 100, 1000], help="SFT-only budgets per task"
+    )
+    parser.add_argument("--arms", nargs="+", default=["sft", "sft+grpo", "grpo", "sft+trl"])
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
+    parser.add_argument("--grpo-steps", type=int, default=150)
+    parser.add_argument("--grpo-lr", type=float, default=5e-4)
+    parser.add_argument("--group-size", type=int, default=8)
+    parser.add_argument("--eval-per-task", type=int, default=200)
+    parser.add_argument("--curve-per-task", type=int, default=20)
+    parser.add_argument("--eval-every", type=int, default=25)
+    parser.add_argument("--work", type=Path, default=OUT / "miniwob_learning_runs")
+    parser.add_argument("--out", type=Path, default=OUT / "miniwob_learning")
+    a = parser.parse_args(argv)
+    if a.quick:
+        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), sft_steps=150,
+                            grpo_steps=10, group_size=4, num_envs=4, eval_per_task=30, curve_per_task=10, eval_every=5,
+                            arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
+    else:
+        settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
+                            hidden=a.hidden, layers=a.layers, sft_steps=a.sft_steps, grpo_steps=a.grpo_steps,
+                            grpo_lr=a.grpo_lr, group_size=a.group_size, eval_per_task=a.eval_per_task,
+                            curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    t0 = time.perf_counter()
+    results = run(settings)
+    text = tables(results, settings)
+    print(text)
+    print(f"\ntotal {(time.perf_counter() - t0) / 60:.1f} min")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.with_suffix(".json").write_text(json.dumps(results, indent=1, default=float))
+    a.out.with_suffix(".md").write_text(text + "\n")
+    if results["curves"]:
+        plot(results, a.out.with_suffix(".png"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
