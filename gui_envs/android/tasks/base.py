@@ -16,7 +16,6 @@ Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step look
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,9 @@ from gui_envs.browser.site import SiteState
 from gui_envs.schema.actions import Action
 from gui_envs.tasks import base as core
 from gui_envs.tasks.base import Do, OracleError, PlanStep
+from gui_envs.tasks.looking import names_part_of as names_part_of  # re-exported: the phone judges' name rule
+from gui_envs.tasks.looking import norm as _norm
+from gui_envs.tasks.looking import searched_for
 
 #: Every phone task template by name; filled by subclassing.
 TASKS: dict[str, type[core.Task]] = {}
@@ -227,23 +229,10 @@ class InfeasibleTask(AndroidTask, core.InfeasibleTask):
           thing) voids the episode's looks, so searching every name the template could ask about never passes.
         """
         searches = self.state.rows(self.search_app or self.app, "SELECT query, results FROM searches")
-        others = [o for o in self.alternatives() if _norm(o) != _norm(self.missing)]
-        for query, _ in searches:
-            if not names_part_of(query, self.missing) and any(names_part_of(query, o) for o in others):
-                return False
-        return any(results == 0 and names_part_of(query, self.missing) for query, results in searches)
-
-
-def names_part_of(query: str, name: str) -> bool:
-    """Whether ``query`` is ``name`` or a run of its whole words (case and spacing aside), of 3+ characters."""
-    q, n = _norm(query), _norm(name)
-    if len(re.sub(r"[^a-z0-9]", "", q)) < 3:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])", n) is not None
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", str(text)).strip().lower()
+        pool = self.alternatives()
+        # Every search counts for the sweep; only one that came back empty saw that the thing is missing.
+        empty = [query for query, results in searches if results == 0]
+        return searched_for([q for q, _ in searches], self.missing, pool) and searched_for(empty, self.missing, pool)
 
 
 # ----- oracle plan steps ---------------------------------------------------------------------------------
