@@ -46,7 +46,7 @@ def test_observation_contents(web_env: GuiWebEnv) -> None:
 
 
 @pytest.mark.parametrize(
-    "task", ["shop.add_to_wishlist", "shop.add_to_cart", "shop.calories", "shop.wishlist_count", "shop.add_with_options", "shop.buy_in_size"]
+    "task", ["shop.add_to_wishlist", "shop.add_to_cart", "shop.calories", "shop.wishlist_count", "shop.add_with_options"]
 )
 def test_oracle_solves(web_env: GuiWebEnv, task: str) -> None:
     total, info = run_oracle(web_env, task, seed=5)
