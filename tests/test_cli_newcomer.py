@@ -42,7 +42,7 @@ def test_every_web_template_has_the_example_its_episode_shows() -> None:
     from guigym.tasks_list import task_rows
 
     rows = task_rows("GuiWeb-v0")
-    assert len(rows) == 69 and not [r["name"] for r in rows if r["example"].startswith("(no example")]
+    assert len(rows) == 63 and not [r["name"] for r in rows if r["example"].startswith("(no example")]
     env = gym.make("GuiWeb-v0")
     try:
         by_name = {r["name"]: r["example"] for r in rows}
