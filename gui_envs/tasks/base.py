@@ -26,6 +26,7 @@ only.
 from __future__ import annotations
 
 import difflib
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -209,7 +210,10 @@ class CanBeInfeasible(Task):
     def draw_feasible(self) -> bool:
         """Draw from the task's generator whether this seed's named thing exists (probability
         ``1 - INFEASIBLE_SHARE``); sets and returns :attr:`feasible`."""
-        self.feasible = bool(self.rng.random() >= INFEASIBLE_SHARE)
+        # The template's name is mixed in: drawn from the task generator alone, templates that make the same
+        # number of draws before this one would be feasible on the same seeds.
+        own = np.random.default_rng([int(self.rng.integers(2**32)), zlib.crc32(self.name.encode())])
+        self.feasible = bool(own.random() >= INFEASIBLE_SHARE)
         return self.feasible
 
     def looked(self) -> bool:

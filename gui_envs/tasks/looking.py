@@ -4,9 +4,10 @@ A task is infeasible on a seed when the thing it names (a product, a post, a siz
 not in the app's data; only looking can tell (DESIGN.md, "Feasibility"). A ``stop(status="infeasible")`` passes
 only after a look that would have found the thing had it been there, so its empty result proves it is not:
 
-* **a search for the name** (:func:`searched_for`): the query is the name or a run of its whole words
-  (:func:`names_part_of`); the whole instruction pasted into the search field finds nothing even when the
-  thing exists, and a word fragment passes wherever it happens to sit in a name, so neither counts;
+* **a search for the name** (:func:`searched_for`): the query is the name itself (:func:`is_the_name`); the
+  whole instruction pasted into the search field finds nothing even when the thing exists, and a fragment or a
+  single word ("recipe", "ing") that a prober types on every task passes wherever it happens to sit in a name,
+  so neither counts;
 * **the place it would be** (:func:`opened`): its list, its category, the page that shows its options; an
   episode that opened more than :data:`SWEEP_LIMIT` pages of that kind swept them blindly, so it does not count.
 
@@ -29,29 +30,25 @@ def norm(text: str) -> str:
     return re.sub(r"\s+", " ", str(text)).strip().lower()
 
 
-def names_part_of(query: str, name: str) -> bool:
-    """Whether ``query`` is ``name`` or a run of its whole words (case and spacing aside), of 3+ characters.
+def is_the_name(query: str, name: str) -> bool:
+    """Whether ``query`` is ``name`` (case and spacing aside), the only query that looks for it.
 
-    >>> names_part_of(" wellington ", "Beef Wellington"), names_part_of("ell", "Beef Wellington")
+    >>> is_the_name(" beef  wellington ", "Beef Wellington"), is_the_name("Wellington", "Beef Wellington")
     (True, False)
-    >>> names_part_of("open the recipe for beef wellington", "Beef Wellington")
+    >>> is_the_name("open the recipe for beef wellington", "Beef Wellington")
     False
     """
-    q, n = norm(query), norm(name)
-    if len(re.sub(r"[^a-z0-9]", "", q)) < 3:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])", n) is not None
+    return bool(norm(name)) and norm(query) == norm(name)
 
 
 def searched_for(queries: Iterable[str], name: str, others: Iterable[str] = ()) -> bool:
-    """Whether one of ``queries`` (the episode's searches, in order) looked for ``name``, and none looked for only
-    another of ``others`` (the template's pool): see the module docstring."""
+    """Whether one of ``queries`` (the episode's searches, in order) was ``name``, and none was another name of
+    ``others`` (the template's pool): see the module docstring."""
     queries = list(queries)
     rivals = [o for o in others if norm(o) != norm(name)]
-    for query in queries:
-        if not names_part_of(query, name) and any(names_part_of(query, o) for o in rivals):
-            return False
-    return any(names_part_of(query, name) for query in queries)
+    if any(is_the_name(query, o) for query in queries for o in rivals):
+        return False
+    return any(is_the_name(query, name) for query in queries)
 
 
 def opened(paths: Iterable[str], place: str, kind: str | None = None) -> bool:
@@ -71,4 +68,4 @@ def opened(paths: Iterable[str], place: str, kind: str | None = None) -> bool:
     return place in paths
 
 
-__all__ = ["SWEEP_LIMIT", "names_part_of", "norm", "opened", "searched_for"]
+__all__ = ["SWEEP_LIMIT", "is_the_name", "norm", "opened", "searched_for"]

@@ -169,13 +169,11 @@ class EditPrice(ClassifiedsTask, CanBeInfeasible, StateTask):
         self.l = self.pick(mine)
         self.price = max(1, int(self.l["price"] * 0.8))
         self.pool = [r["title"] for r in mine]
-        # One of my ads is taken down on every seed (the asked one on an infeasible seed, another on a feasible
-        # one), so my ads and the listings count the same either way. The home page lists every ad, so the
-        # episode starts on the favourites, which the seeded site has none of.
-        decoy = self.pick([r for r in mine if r["id"] != self.l["id"]])
-        gone = decoy if self.draw_feasible() else self.l
-        self.state.db.execute("UPDATE listings SET deleted=1 WHERE id=?", (gone["id"],))
-        self.state.db.commit()
+        if not self.draw_feasible():
+            self.state.db.execute("UPDATE listings SET deleted=1 WHERE id=?", (self.l["id"],))
+            self.state.db.commit()
+        # The home page lists every ad, mine among them, so the episode starts on the favourites, which the
+        # seeded site has none of: the same page either way.
         self.start_path = "/favourites"
         return f"Lower the price of my ad '{self.l['title']}' to ${self.price}."
 

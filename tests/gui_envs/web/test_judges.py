@@ -418,9 +418,14 @@ def test_every_state_template_has_a_script() -> None:
     assert not ITEM_TASKS.keys() & OTHER_TASKS.keys()
 
 
+def feasible_seeds(name: str, seeds: range) -> list[int]:
+    """``seeds`` where ``name`` can be done (all of them for a template that is never infeasible)."""
+    return [s for s in seeds if getattr(blind_policies.build_task("web", name, s), "feasible", True)]
+
+
 @pytest.mark.parametrize("name", STATE_TEMPLATES)
 def test_the_task_alone_passes_and_one_more_item_fails(name: str) -> None:
-    for seed in (0, 1, 2):
+    for seed in feasible_seeds(name, range(8))[:3]:
         alone = Episode(name, seed)
         do_task(alone, name)
         assert alone.passed, (name, seed, alone.task.instruction, alone.task.side_effects())
@@ -431,7 +436,7 @@ def test_the_task_alone_passes_and_one_more_item_fails(name: str) -> None:
 
 
 def test_an_undone_side_effect_is_no_side_effect() -> None:
-    e = Episode("shop.add_to_cart", 0)
+    e = Episode("shop.add_to_cart", feasible_seeds("shop.add_to_cart", range(10))[0])
     other = next(i for i in PRODUCTS(e.task) if i != e.task.p["id"])
     e.post("/cart/add", product_id=other, qty=1)
     e.post("/cart/remove", item_id=row(e.task, "SELECT id FROM cart WHERE product_id=?", other)[0])
@@ -446,7 +451,7 @@ SWEEP_ITEMS = 12
 @pytest.mark.parametrize("name", sorted(ITEM_TASKS))
 def test_a_sweep_passes_only_when_its_first_item_is_the_target(name: str) -> None:
     items_of, touch, target_of = ITEM_TASKS[name]
-    wins, chance, seeds = 0, 0.0, range(10)
+    wins, chance, seeds = 0, 0.0, feasible_seeds(name, range(20))[:10]
     for seed in seeds:
         e = Episode(name, seed)
         items, target = items_of(e.task), target_of(e.task)
