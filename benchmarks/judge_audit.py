@@ -35,7 +35,8 @@ from infeasible ones earns at most the template's infeasible share ``base`` by a
   ``instr``: search for the whole instruction on the start and home pages, then stop as infeasible. Each must
   be at most ``base`` plus three binomial standard errors.
 * ``clf_prec``: precision of the wording classifier (word and character n-gram logistic regression, trained
-  on the instructions of every template on ``--fit-seeds`` other seeds, 10,000 and up) on the audited seeds;
+  on the instructions of every template on ``--fit-seeds`` other seeds, 10,000 and up) on seeds 0-199 (it needs
+  no page, so it is scored on the feasible share's seeds);
   ``loto_prec`` the same with the template left out of training. Chance is ``base``: at most that plus three
   binomial standard errors over the seeds it flagged.
 * ``clf_look``: the classifier, then one blind look (start page, ``/``, a search for the instruction), then stop
@@ -163,11 +164,14 @@ def mixed_ok(rates: dict[str, Any], n: int) -> bool:
         return False
     if any(rates.get(c, 0.0) > base + slack(base, n) + 1e-9 for c in ("id_sweep", "instr")):
         return False
+    if "clf_prec" not in rates:
+        return True
+    base, n = rates["clf_base"], int(rates["clf_n"])  # the classifier is scored on its own (more) seeds
     for prec, flagged in (("clf_prec", "clf_flagged"), ("loto_prec", "loto_flagged")):
-        if prec in rates and rates[prec] > base + slack(base, int(rates[flagged] * n)) + 1e-9:
+        if rates[prec] > base + slack(base, int(rates[flagged] * n)) + 1e-9:
             return False
-    look_chance = rates.get("clf_flagged", 0.0) * base
-    return rates.get("clf_look", 0.0) <= look_chance + slack(look_chance, n) + 1e-9
+    look_chance = rates["clf_flagged"] * base
+    return rates["clf_look"] <= look_chance + slack(look_chance, n) + 1e-9
 
 
 def wording_attack(rows: list[tuple[str, str, dict[str, Any], Any]], seeds: range, fit: range) -> None:
@@ -181,7 +185,8 @@ def wording_attack(rows: list[tuple[str, str, dict[str, Any], Any]], seeds: rang
         if rates["kind"] != "mixed":
             continue
         scored = feasibility.classifier_then_look(family, name, list(seeds), model)
-        rates.update(clf_prec=scored["precision"], clf_flagged=scored["flagged"], clf_look=scored["passed"])
+        rates.update(clf_prec=scored["precision"], clf_flagged=scored["flagged"], clf_look=scored["passed"],
+                     clf_base=scored["base"], clf_n=float(len(seeds)))  # fmt: skip
         keep = [j for j in range(len(texts)) if not i * per <= j < (i + 1) * per]
         alone = feasibility.WordingClassifier().fit([texts[j] for j in keep], [labels[j] for j in keep])
         scored = feasibility.classifier_then_look(family, name, list(seeds), alone)
@@ -306,7 +311,8 @@ def main() -> None:
 
     n_const = max(len(seeds), args.const_seeds)
     fit = range(10_000, 10_000 + (10 if args.quick else args.fit_seeds))
-    wording_attack(rows, seeds, fit)
+    clf_seeds = range(max(len(seeds), FEAS_SEEDS))
+    wording_attack(rows, clf_seeds, fit)
 
     def cell(rates: dict[str, Any], key: str) -> str:
         return f"{rates[key]:.3f}" if key in rates else "-"
@@ -331,14 +337,17 @@ def main() -> None:
     blind_ok = all(verdict(rates, len(seeds), n_const) for _, _, rates, _ in rows)
     worst = max(rows, key=lambda r: r[2].get("sweep", 0.0) - r[2].get("sweep_chance", 0.0))
     mixed = [r for r in rows if r[2]["kind"] == "mixed"]
-    print(f"\nwording classifier fitted on {len(fit)} seeds x {len(rows)} templates ({len(fit) * len(rows)} instructions)")
+    print(
+        f"\nwording classifier fitted on seeds {fit.start}-{fit.stop - 1} x {len(rows)} templates "
+        f"({len(fit) * len(rows)} instructions), scored on seeds 0-{len(clf_seeds) - 1}"
+    )
     for family, name, rates, _ in mixed:
         base = rates["base"]
         print(
             f"{family} {name}: feasible {rates['feas']:.2f} of {max(len(seeds), FEAS_SEEDS)} seeds; id sweep {rates.get('id_sweep', 0.0):.3f}, instruction "
-            f"search {rates['instr']:.3f} vs chance {base:.3f}; classifier precision {rates['clf_prec']:.3f} (left out "
-            f"{rates['loto_prec']:.3f}) vs {base:.3f}; classifier + blind look {rates['clf_look']:.3f} vs "
-            f"{rates['clf_flagged'] * base:.3f}"
+            f"search {rates['instr']:.3f} vs chance {base:.3f}; classifier flags {rates['clf_flagged']:.2f}, precision "
+            f"{rates['clf_prec']:.3f} (left out {rates['loto_prec']:.3f}) vs chance {rates['clf_base']:.3f}; classifier "
+            f"+ blind look {rates['clf_look']:.3f} vs {rates['clf_flagged'] * rates['clf_base']:.3f}"
         )
     always = [f"{f} {n}" for f, n, r, _ in rows if r["kind"] == "infeasible"]
     print(f"templates infeasible on every seed: {', '.join(always) or 'none'}")
