@@ -7,7 +7,9 @@ Templates subclass one of the three judges of the task core (:mod:`gui_envs.task
   state (and the foreground app), read from :attr:`AndroidTask.state`;
 * :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
 * :class:`InfeasibleTask`: the request cannot be done (CORE, Fig. 7); :meth:`InfeasibleTask.looked` reads the
-  app's ``searches`` table, so an agent that gives up without searching fails.
+  app's ``searches`` table, so an agent that gives up without searching fails. No bundled template is
+  infeasible on every seed: those that name a contact, expense, note, recipe or switch mix in
+  :class:`MaybeMissing`, which removes it from the app on a seed-drawn half (issue 36).
 
 Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step looks at the current
 :class:`PhoneView` (the element list parsed from the hierarchy) and returns a concrete
