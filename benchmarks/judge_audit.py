@@ -344,7 +344,7 @@ def main() -> None:
     for family, name, rates, _ in mixed:
         base = rates["base"]
         print(
-            f"{family} {name}: feasible {rates['feas']:.2f} of {max(len(seeds), FEAS_SEEDS)} seeds; id sweep {rates.get('id_sweep', 0.0):.3f}, instruction "
+            f"{family} {name}: feasible {rates['feas']:.2f} of {max(len(seeds), FEAS_SEEDS)} seeds; id sweep {cell(rates, 'id_sweep')}, instruction "
             f"search {rates['instr']:.3f} vs chance {base:.3f}; classifier flags {rates['clf_flagged']:.2f}, precision "
             f"{rates['clf_prec']:.3f} (left out {rates['loto_prec']:.3f}) vs chance {rates['clf_base']:.3f}; classifier "
             f"+ blind look {rates['clf_look']:.3f} vs {rates['clf_flagged'] * rates['clf_base']:.3f}"
