@@ -153,7 +153,7 @@ def print_report(
     print("\n".join(steps_ratio_rows(results, base, other, levels)))
     diff = paired_final_difference(results, base, other)
     print(f"\nfinal held-out success, {other} - {base} (paired by seed): {fmt_ci(*diff)}")
-    binary_runs = [r for arm, runs in results.items() if ARMS[arm].reward == "binary" for r in runs]
+    binary_runs = [r for arm, runs in results.items() if ARMS[arm].reward == "binary_format" for r in runs]
     if binary_runs and all(r.history and "reward_mean" in r.history[0] for r in binary_runs):
         ok = format_bonus_is_constant(binary_runs)
         print(f"format term paid to every binary rollout (a constant GRPO removes): {'yes' if ok else 'NO'}")

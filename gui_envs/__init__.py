@@ -91,7 +91,7 @@ for _app, _what in (
     ("Launcher", "home screen: open apps from the grid or 'Search apps, web and more'"),
     ("Clock", "alarms, world clock, timer, stopwatch"),
     ("Expenses", "accounts incl. 'Pro Expense'; add, edit, delete expenses"),
-    ("Recipes", "search, favourites, details, missing recipes (infeasible)"),
+    ("Recipes", "search, favourites (a recipe missing on some seeds), details"),
     ("Contacts", "create, edit, star, delete, look up contacts"),
     ("Settings", "Wi-Fi, Bluetooth, airplane mode, dark theme, brightness, About phone"),
     ("Notes", "notes and a to-do list (long press to delete)"),

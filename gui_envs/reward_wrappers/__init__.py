@@ -4,7 +4,7 @@ Each wrapper replaces an env's reward with one reward family, reading the target
 channel (:mod:`gui_envs.schema.privileged`), never from what the agent sees; the formulas live in :mod:`rewards`.
 
 * :mod:`~gui_envs.reward_wrappers.proximity`: SSL's sweet-spot tiers (``ssl``) and its baselines (``binary``,
-  ``continuous``), seed 000;
+  ``continuous``), seed 000, and GUI-R1's ``0.8 * accuracy + 0.2 * format`` (``binary_format``), seed 001;
 * :mod:`~gui_envs.reward_wrappers.ipl`: MobileIPL's rule-based step value (``ipl``), seed 003;
 * :mod:`~gui_envs.reward_wrappers.graph`: CORE's strategy-graph process reward (``graph``), seed 002.
 
@@ -25,6 +25,7 @@ from gui_envs.reward_wrappers.graph import MissingGraphError, StrategyGraphRewar
 from gui_envs.reward_wrappers.ipl import IPLReward
 from gui_envs.reward_wrappers.proximity import (
     PLAN_ARGS,
+    BinaryFormatReward,
     BinaryReward,
     ContinuousReward,
     ProximityRewardWrapper,
@@ -42,6 +43,7 @@ from gui_envs.reward_wrappers.proximity import (
 REWARDS: dict[str, type[gym.Wrapper[Any, Any, Any, Any]] | None] = {
     "env": None,
     "binary": BinaryReward,
+    "binary_format": BinaryFormatReward,
     "ssl": SweetSpotReward,
     "sweet_spot": SweetSpotReward,
     "continuous": ContinuousReward,
@@ -85,6 +87,7 @@ def with_reward(env: gym.Env[Any, Any], reward: str = "ssl", **kwargs: Any) -> g
 __all__ = [
     "PLAN_ARGS",
     "REWARDS",
+    "BinaryFormatReward",
     "BinaryReward",
     "ContinuousReward",
     "IPLReward",

@@ -3,6 +3,7 @@ the oracle, and the env base that runs a task over a page or a device."""
 
 from gui_envs.tasks.base import (
     AnswerTask,
+    CanBeInfeasible,
     Do,
     InfeasibleTask,
     OracleError,
@@ -18,6 +19,7 @@ from gui_envs.tasks.oracle import Oracle, OracleMove
 
 __all__ = [
     "AnswerTask",
+    "CanBeInfeasible",
     "Do",
     "InfeasibleTask",
     "Oracle",

@@ -12,6 +12,12 @@ judges, each with one rule:
 * :class:`InfeasibleTask`: the request cannot be done. Only looking first (:meth:`InfeasibleTask.looked`) and then
   ``stop(status="infeasible")`` passes, so an agent that gives up at once fails.
 
+A state or answer template that names a thing of the app's data mixes in :class:`CanBeInfeasible`: on about half
+its seeds (:data:`INFEASIBLE_SHARE`, drawn from the task's generator) the thing is not in the data and the
+infeasible judge applies; on the others a ``stop(status="infeasible")`` fails. Task name, instruction and first
+screen are the same either way, so only looking tells (DESIGN.md, "Feasibility"); what counts as a look is
+:mod:`gui_envs.tasks.looking`, one rule for both families.
+
 A family (web sites, phone apps) subclasses :class:`Task` once with its state type and helpers, then mixes its
 base with the three judges (``class StateTask(WebTask, core.StateTask)``); the judging rules are written here
 only.
@@ -20,6 +26,7 @@ only.
 from __future__ import annotations
 
 import difflib
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -179,6 +186,52 @@ class AnswerTask(Task):
         raise NotImplementedError
 
 
+#: The share of seeds on which a :class:`CanBeInfeasible` template's named thing is not in the app's data.
+INFEASIBLE_SHARE = 0.5
+
+
+def infeasible_score(stop: Action | None, looked: bool) -> float:
+    """The infeasible verdict: 1 for ``stop(status="infeasible")`` after a look, else 0."""
+    return 1.0 if stop is not None and stop.status == "infeasible" and looked else 0.0
+
+
+class CanBeInfeasible(Task):
+    """Mixin of a state or answer template whose named thing is missing from the app's data on some seeds.
+
+    The template's ``setup`` draws everything it names first, then :meth:`draw_feasible`, then changes the data
+    so that the thing exists (feasible) or not; nothing it returns or shows before the agent looks may depend on
+    the draw. On a feasible seed the template's own judge applies (an infeasible stop scores 0); on an infeasible
+    one only :meth:`looked` and ``stop(status="infeasible")`` pass, and the episode never ends without a stop.
+    Put it before the judge in the bases: ``class AddToCart(ShopTask, CanBeInfeasible, StateTask)``.
+    """
+
+    feasible: bool = True
+
+    def draw_feasible(self) -> bool:
+        """Draw from the task's generator whether this seed's named thing exists (probability
+        ``1 - INFEASIBLE_SHARE``); sets and returns :attr:`feasible`."""
+        # The template's name is mixed in: drawn from the task generator alone, templates that make the same
+        # number of draws before this one would be feasible on the same seeds.
+        own = np.random.default_rng([int(self.rng.integers(2**32)), zlib.crc32(self.name.encode())])
+        self.feasible = bool(own.random() >= INFEASIBLE_SHARE)
+        return self.feasible
+
+    def looked(self) -> bool:
+        """Whether the agent looked where the named thing would be (:mod:`gui_envs.tasks.looking`)."""
+        raise NotImplementedError
+
+    def evaluate(self, stop: Action | None) -> float:
+        if not self.feasible:
+            return infeasible_score(stop, self.looked())
+        return super().evaluate(stop)
+
+    def finished(self, score: float) -> bool:
+        return self.feasible and super().finished(score)
+
+    def is_done(self) -> bool:
+        return self.feasible and super().is_done()
+
+
 class InfeasibleTask(Task):
     """The request cannot be fulfilled. Passing needs both :meth:`looked` and ``stop(status="infeasible")``.
 
@@ -194,6 +247,4 @@ class InfeasibleTask(Task):
         raise NotImplementedError
 
     def evaluate(self, stop: Action | None) -> float:
-        if stop is None or stop.status != "infeasible":
-            return 0.0
-        return 1.0 if self.looked() else 0.0
+        return infeasible_score(stop, stop is not None and stop.status == "infeasible" and self.looked())

@@ -474,3 +474,19 @@ def test_offline_observation_holds_no_step_target(step_level: bool) -> None:
         if terminated:
             break
     env.close()
+
+
+@pytest.mark.parametrize("env_id", ["ClickBox-v0", "ClickGrid-v0", "Maze-v0", "GuiOffline-v0"])
+@pytest.mark.parametrize("bad", [{"options": {"no_such_option": 1}}, {"seed": -1}])
+def test_a_failed_first_reset_never_breaks_a_later_episode(env_id: str, bad: dict[str, Any]) -> None:
+    # Issue 36: through gym.make, a first reset that raised left gymnasium's passive checker without the reset's
+    # data, and the next episode's first step raised TypeError (cannot unpack non-iterable NoneType).
+    with gym.make(env_id) as env:
+        with pytest.raises((TypeError, ValueError, gym.error.Error)):  # gymnasium's own error for a negative seed
+            env.reset(**bad)
+        env.reset(seed=0)
+        for _ in range(2):
+            result = env.step(env.action_space.sample())
+            assert len(result) == 5
+            if result[2] or result[3]:
+                env.reset(seed=1)

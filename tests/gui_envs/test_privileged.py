@@ -158,7 +158,7 @@ def test_no_secret_reaches_the_agent_on_the_web() -> None:
 
 
 def test_no_secret_reaches_the_agent_on_the_phone() -> None:
-    tasks = ["contacts.phone_number", "expenses.open_account", "contacts.send_phone_number"]
+    tasks = ["contacts.phone_number", "expenses.open_account", "contacts.edit_phone", "recipes.add_favourite"]
     env = gym.make("GuiAndroid-v0", screenshots=False)
     try:
         play_and_search(env, [{"task": t, "seed": 2} for t in tasks])

@@ -16,6 +16,7 @@ from gui_envs.schema.errors import ResetNeededError
 from gui_envs.schema.lifecycle import guarded_reset, guarded_step
 from gui_envs.tasks import (
     AnswerTask,
+    CanBeInfeasible,
     Do,
     InfeasibleTask,
     Oracle,
@@ -85,6 +86,20 @@ class Impossible(FakeTask, InfeasibleTask):
         return "/moon" in self.visited
 
 
+class MaybeThree(FakeTask, CanBeInfeasible, StateTask):
+    name = "fake.maybe_three"
+
+    def setup(self) -> str:
+        self.draw_feasible()
+        return "Click until the counter shows 3."
+
+    def done(self) -> bool:
+        return self.state.read() >= 3
+
+    def looked(self) -> bool:
+        return "/counter" in self.visited
+
+
 def make(cls: type[Task]) -> Task:
     return cls(Counter(), np.random.default_rng(0))
 
@@ -115,8 +130,26 @@ def test_infeasible_task_rule() -> None:
     assert task.evaluate(Action.stop()) == 0.0
 
 
+def test_a_task_that_can_be_infeasible_judges_by_its_seed() -> None:
+    tasks = [MaybeThree(Counter(), np.random.default_rng(seed)) for seed in range(200)]
+    assert 60 <= sum(t.feasible for t in tasks) <= 140  # about half, drawn by the seed
+    assert len({t.instruction for t in tasks}) == 1  # the words never tell
+    feasible, infeasible = next(t for t in tasks if t.feasible), next(t for t in tasks if not t.feasible)
+    for task in (feasible, infeasible):
+        task.visited.append("/counter")
+    # Feasible: the state judge, and an infeasible stop fails even after the look.
+    assert feasible.evaluate(Action.stop(status="infeasible")) == 0.0
+    feasible.state.value = 3
+    assert feasible.evaluate(None) == 1.0 and feasible.finished(1.0)
+    # Infeasible: only the look and the infeasible stop pass; the episode never ends without a stop.
+    assert infeasible.evaluate(Action.stop(status="infeasible")) == 1.0
+    assert infeasible.evaluate(Action.stop()) == 0.0 and not infeasible.finished(0.0)
+    infeasible.visited.clear()
+    assert infeasible.evaluate(Action.stop(status="infeasible")) == 0.0
+
+
 def test_registry_and_unknown_names() -> None:
-    assert set(REGISTRY) == {"fake.reach_three", "fake.ask_value", "fake.impossible"}
+    assert set(REGISTRY) == {"fake.reach_three", "fake.ask_value", "fake.impossible", "fake.maybe_three"}
     assert check_task("fake.ask_value", REGISTRY, "fake") is AskValue
     with pytest.raises(UnknownTaskError, match="Did you mean fake.ask_value"):
         check_task("fake.ask_valeu", REGISTRY, "fake")

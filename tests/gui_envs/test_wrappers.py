@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env
 import gui_envs  # noqa: F401  (registers the ids)
 from gui_envs.reward_wrappers import (
     REWARDS,
+    BinaryFormatReward,
     BinaryReward,
     ContinuousReward,
     RewardConfigError,
@@ -222,7 +223,8 @@ def test_gui_click_at_centre(action: Any) -> None:
     assert info["sweet_spot"] == pytest.approx(TAU1)
     # "upper": S_hat = tau_0 = 1 -> R = 1 + 0.2 * 1 = 1.2.
     assert _gui_step(SweetSpotReward, action, zone_value="upper")[0] == pytest.approx(1.2)
-    assert _gui_step(BinaryReward, action)[0] == pytest.approx(1.0)  # 0.8 * 1 + 0.2 * 1
+    assert _gui_step(BinaryReward, action)[0] == pytest.approx(1.0)  # C
+    assert _gui_step(BinaryFormatReward, action)[0] == pytest.approx(1.0)  # 0.8 * 1 + 0.2 * 1
     assert _gui_step(ContinuousReward, action)[0] == pytest.approx(1.0)  # exp(0)
 
 
@@ -237,7 +239,8 @@ def test_gui_click_off_centre_and_outside() -> None:
     # (350, 100) is outside: phi = 0, C = 0 -> R = 0.
     r, info = _gui_step(SweetSpotReward, Action.click(350, 100))
     assert r == 0.0 and info["binary_reward"] == 0.0 and info["proximity"] == 0.0
-    assert _gui_step(BinaryReward, Action.click(350, 100))[0] == pytest.approx(0.2)  # format only
+    assert _gui_step(BinaryReward, Action.click(350, 100))[0] == 0.0  # a miss: C = 0, as info says
+    assert _gui_step(BinaryFormatReward, Action.click(350, 100))[0] == pytest.approx(0.2)  # format only
     # Continuous does not stop at the edge: d = 150 / 100 = 1.5 -> exp(-1.125) = 0.324652.
     assert _gui_step(ContinuousReward, Action.click(350, 100))[0] == pytest.approx(math.exp(-1.125))
 
@@ -254,7 +257,7 @@ def test_gui_uses_the_box_from_the_previous_info() -> None:
     assert env.step(Action.click(10, 10))[1] == pytest.approx(1 + 0.2 * TAU1)
 
 
-@pytest.mark.parametrize("wrapper", [SweetSpotReward, BinaryReward, ContinuousReward])
+@pytest.mark.parametrize("wrapper", [SweetSpotReward, BinaryReward, BinaryFormatReward, ContinuousReward])
 @pytest.mark.parametrize(
     "action",
     [None, "garbage", b"\xff\xfe", np.array([np.nan, 1.0]), np.zeros(3), {"type": "fly"}, 3.5, [[1, 2]]],
@@ -266,7 +269,8 @@ def test_malformed_actions_score_zero_and_never_raise(wrapper: type, action: Any
 
 def test_action_without_location() -> None:
     assert _gui_step(SweetSpotReward, Action.stop())[0] == 0.0
-    assert _gui_step(BinaryReward, Action.stop())[0] == pytest.approx(0.2)  # well-formed, wrong: format only
+    assert _gui_step(BinaryReward, Action.stop())[0] == 0.0
+    assert _gui_step(BinaryFormatReward, Action.stop())[0] == pytest.approx(0.2)  # well-formed, wrong: format only
     assert _gui_step(SweetSpotReward, Action.click_element("404"))[0] == 0.0  # no such element
 
 
@@ -343,3 +347,21 @@ def test_the_registry_pays_mobileipl_step_values_on_a_grounding_env() -> None:
     expected = leaf_value(StepPrediction("click", point=miss), StepTarget("click", box=box), (100.0, 100.0))
     assert env.step(Action.click(*miss))[1] == pytest.approx(expected)
     assert 0.2 <= expected < 1.0
+
+
+@pytest.mark.parametrize("env_id", ["GuiAndroidGround-Box-v0"])
+def test_binary_pays_what_info_says_and_binary_format_says_it_pays_a_format_term(env_id: str) -> None:
+    # Issue 36: reward="binary" paid GUI-R1's 0.2 format term on every miss of the -Box-v0 ids while
+    # info["binary_reward"] said 0. Now "binary" is C on every step; the format-paying reward is "binary_format".
+    rng = np.random.default_rng(0)
+    for reward, miss in (("binary", 0.0), ("binary_format", 0.2)):
+        with gym.make(env_id, reward=reward) as env:
+            env.reset(seed=0)
+            for _ in range(20):
+                _, r, terminated, truncated, info = env.step(rng.uniform(-1, 1, 2).astype(np.float32))
+                if reward == "binary":
+                    assert r == info["binary_reward"]
+                else:
+                    assert r == pytest.approx(miss if info["binary_reward"] == 0.0 else 1.0)
+                if terminated or truncated:
+                    env.reset()

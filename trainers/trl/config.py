@@ -17,6 +17,8 @@ from gui_envs.schema.actions import ACTION_TYPES
 TRL_REWARDS: tuple[str, ...] = ("env", "binary", "ssl", "graph")
 #: How the policy acts: GUI actions as TRL tools (multi-turn), or one answer in an output format (one step).
 ACTION_MODES: tuple[str, ...] = ("tools", "text")
+#: The answer formats of ``text`` mode; each resets and steps (tests/trainers/trl/test_trl_formats.py).
+OUTPUT_FORMATS: tuple[str, ...] = ("cell", "box", "gui_r1", "text")
 
 
 class TRLConfigError(ValueError):
@@ -36,7 +38,7 @@ class GuiGymTRLConfig:
             step with it (one-step grounding, the setting of guigym's own trainer).
         tools: action types (:data:`gui_envs.schema.actions.ACTION_TYPES`) exposed as tools; every extra tool is more
             prompt tokens. Default ``click``, ``type``, ``scroll``, ``press``, ``navigate``, ``stop``.
-        output_format: ``text`` mode's answer format (``cell``, ``box``, ``gui_r1``). Default ``cell``.
+        output_format: ``text`` mode's answer format (``cell``, ``box``, ``gui_r1``, ``text``). Default ``cell``.
         max_elements: most page elements listed in a text observation (the first ones in reading order).
             Default 30.
         shared_browser: the envs of all rollout slots open contexts on one Chromium (one launch, not one per
@@ -76,6 +78,8 @@ class GuiGymTRLConfig:
     def __post_init__(self) -> None:
         if self.action_mode not in ACTION_MODES:
             raise TRLConfigError(f"action_mode={self.action_mode!r}; use one of {ACTION_MODES}")
+        if self.output_format not in OUTPUT_FORMATS:
+            raise TRLConfigError(f"output_format={self.output_format!r}; use one of {OUTPUT_FORMATS}")
         bad = [t for t in self.tools if t not in ACTION_TYPES]
         if bad:
             raise TRLConfigError(f"tools {bad} are not action types; choose from {list(ACTION_TYPES)}")

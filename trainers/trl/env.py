@@ -16,7 +16,7 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
   next observation as text, with the action's error if it was a no-op and the verdict when the episode ends.
   Points are screenshot pixels, as everywhere in guigym.
 * **text** (``action_mode="text"``): no tools; the completion is one answer in ``output_format`` (``cell``,
-  ``box``, ``gui_r1``), parsed by guigym's own parser and played as one step by :meth:`_settle` (the reward
+  ``box``, ``gui_r1``, ``text``), parsed by guigym's own parser and played as one step by :meth:`_settle` (the reward
   functions call it), the setting of guigym's own GRPO trainer.
 
 Every step's reward is recorded per reward family (:class:`Episode`): the env's own, SSL's (the env wrapped in
@@ -227,9 +227,13 @@ class GuiGymEnvironment:
                 StrategyGraphReward(env, graphs=cfg.graphs, mode="increment"), "graph", lambda: self.episode
             )
         if cfg.action_mode == "text":
+            from agents.lm_agent import resolve_format
             from trainers.policy_setup import resolve_output_format
 
-            self._format = resolve_output_format(cfg.output_format, cfg.env_kwargs)
+            fmt = resolve_output_format(cfg.output_format, cfg.env_kwargs)
+            # ``cell`` and ``box`` come back as format objects; ``gui_r1`` and ``text`` as names, which the
+            # agents' own resolver turns into theirs (reset reads the format's messages, not a name's).
+            self._format = resolve_format(fmt) if isinstance(fmt, str) else fmt
         self._envs[env_id] = env
         return env
 

@@ -47,7 +47,6 @@ TODO_POOL: tuple[str, ...] = (
     "Back up photos",
     "Order printer paper",
 )
-MISSING_NOTES: tuple[str, ...] = ("Tax return", "Holiday budget", "Wedding speech", "Tennis schedule")
 
 
 class Notes(PhoneApp):

@@ -43,17 +43,6 @@ RECIPE_POOL: tuple[tuple[str, str], ...] = (
     ("Shakshuka", "Middle Eastern"),
     ("Falafel Wrap", "Middle Eastern"),
 )
-#: Dishes that are never in the book (infeasible tasks ask for them).
-MISSING_RECIPES: tuple[str, ...] = (
-    "Beef Wellington",
-    "Lobster Bisque",
-    "Peking Duck",
-    "Bouillabaisse",
-    "Haggis",
-    "Baklava",
-    "Paella Valenciana",
-    "Ramen Tonkotsu",
-)
 
 
 class Recipes(PhoneApp):

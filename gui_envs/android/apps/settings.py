@@ -26,6 +26,13 @@ ENTRIES: tuple[tuple[str, str, str], ...] = (
     ("Brightness level", "Display", "/display"),
     ("About phone", "Model, Android version", "/about"),
 )
+#: Switches a phone may lack, by key: (title, page). Seeded present and off; a task can take one off the phone
+#: (``settings.turn_on_setting``'s infeasible seeds), and then no page or search shows it.
+OPTIONAL: dict[str, tuple[str, str]] = {
+    "nfc": ("NFC", "/devices"),
+    "hotspot": ("Mobile hotspot", "/network"),
+    "night_light": ("Night light", "/display"),
+}
 #: The device names and Android versions a seeded phone may have. Drawn per seed rather than fixed: a fixed
 #: version would be an answer a policy memorises across episodes instead of reading About phone.
 MODELS = ("Pixel 6", "Pixel 7", "Pixel 7a", "Pixel 8", "Pixel 8 Pro", "Pixel 9")
@@ -67,6 +74,7 @@ class Settings(PhoneApp):
             "INSERT INTO device VALUES ('android_version', ?)",
             (ANDROID_VERSIONS[int(rng.integers(len(ANDROID_VERSIONS)))],),
         )
+        db.executemany("INSERT INTO settings VALUES (?, 0)", [(key,) for key in OPTIONAL])
 
 
 def device_info(db: sqlite3.Connection) -> dict[str, str]:
@@ -77,6 +85,16 @@ def device_info(db: sqlite3.Connection) -> dict[str, str]:
 def value(db: sqlite3.Connection, key: str) -> int:
     """One setting's value."""
     return int(db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()[0])
+
+
+def present(db: sqlite3.Connection, page: str | None = None) -> list[tuple[str, str, str]]:
+    """The optional switches this phone has (:data:`OPTIONAL`), on ``page`` or on any: ``(key, title, page)``."""
+    have = {str(k) for (k,) in db.execute("SELECT key FROM settings")}
+    return [(k, t, p) for k, (t, p) in OPTIONAL.items() if k in have and page in (None, p)]
+
+
+def _optional(db: sqlite3.Connection, page: str) -> str:
+    return "".join(switch(page, k, t, bool(value(db, k))) for k, t, _ in present(db, page))
 
 
 def _set(db: sqlite3.Connection, req: Request, *keys: str) -> None:
@@ -100,7 +118,9 @@ def _home(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
 @Settings.router.get("/search")
 def _search(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
     query = search_query(req.arg("q"))
-    hits = [x for x in ENTRIES if query and query.lower() in x[0].lower()]
+    titles = {p: t for t, _, p in ENTRIES if t in ("Network & internet", "Connected devices", "Display")}
+    entries = [*ENTRIES, *((t, titles[p], p) for _, t, p in present(db))]
+    hits = [x for x in entries if query and query.lower() in x[0].lower()]
     rows = "".join(row_link(page, title, summary, rid="search_result") for title, summary, page in hits)
     return site.search_screen(
         db, query, len(hits), rows, "Search settings", "Search settings", "No results for"
@@ -109,15 +129,17 @@ def _search(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
 
 @Settings.router.get("/network")
 def _network(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
-    body = switch("/network", "wifi", "Wi-Fi", bool(value(db, "wifi"))) + switch(
-        "/network", "airplane", "Airplane mode", bool(value(db, "airplane"))
+    body = (
+        switch("/network", "wifi", "Wi-Fi", bool(value(db, "wifi")))
+        + switch("/network", "airplane", "Airplane mode", bool(value(db, "airplane")))
+        + _optional(db, "/network")
     )
     return site.screen("Network & internet", body, up="/")
 
 
 @Settings.router.post("/network")
 def _network_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
-    _set(db, req, "wifi", "airplane")
+    _set(db, req, "wifi", "airplane", *(k for k, _, _ in present(db, "/network")))
     return Response.redirect("/network")
 
 
@@ -125,14 +147,14 @@ def _network_save(site: Settings, db: sqlite3.Connection, req: Request) -> Respo
 def _devices(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
     return site.screen(
         "Connected devices",
-        switch("/devices", "bluetooth", "Bluetooth", bool(value(db, "bluetooth"))),
+        switch("/devices", "bluetooth", "Bluetooth", bool(value(db, "bluetooth"))) + _optional(db, "/devices"),
         up="/",
     )
 
 
 @Settings.router.post("/devices")
 def _devices_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
-    _set(db, req, "bluetooth")
+    _set(db, req, "bluetooth", *(k for k, _, _ in present(db, "/devices")))
     return Response.redirect("/devices")
 
 
@@ -147,6 +169,7 @@ def _display(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
     body = (
         switch("/display", "dark_mode", "Dark theme", bool(value(db, "dark_mode")))
         + switch("/display", "adaptive", "Adaptive brightness", bool(value(db, "adaptive")))
+        + _optional(db, "/display")
         + slider
     )
     return site.screen("Display", body, up="/")
@@ -154,7 +177,7 @@ def _display(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
 
 @Settings.router.post("/display")
 def _display_save(site: Settings, db: sqlite3.Connection, req: Request) -> Response:
-    _set(db, req, "dark_mode", "adaptive")
+    _set(db, req, "dark_mode", "adaptive", *(k for k, _, _ in present(db, "/display")))
     return Response.redirect("/display")
 
 

@@ -7,7 +7,9 @@ Templates subclass one of the three judges of the task core (:mod:`gui_envs.task
   state (and the foreground app), read from :attr:`AndroidTask.state`;
 * :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
 * :class:`InfeasibleTask`: the request cannot be done (CORE, Fig. 7); :meth:`InfeasibleTask.looked` reads the
-  app's ``searches`` table, so an agent that gives up without searching fails.
+  app's ``searches`` table, so an agent that gives up without searching fails. No bundled template is
+  infeasible on every seed: those that name a contact, expense, note, recipe or switch mix in
+  :class:`MaybeMissing`, which removes it from the app on a seed-drawn half (issue 36).
 
 Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step looks at the current
 :class:`PhoneView` (the element list parsed from the hierarchy) and returns a concrete
@@ -16,7 +18,6 @@ Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`. Each step look
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from gui_envs.browser.site import SiteState
 from gui_envs.schema.actions import Action
 from gui_envs.tasks import base as core
 from gui_envs.tasks.base import Do, OracleError, PlanStep
+from gui_envs.tasks.looking import norm as _norm
+from gui_envs.tasks.looking import searched_for
 
 #: Every phone task template by name; filled by subclassing.
 TASKS: dict[str, type[core.Task]] = {}
@@ -215,35 +218,52 @@ class InfeasibleTask(AndroidTask, core.InfeasibleTask):
         """Whether the agent searched for :attr:`missing`, and only for it, and saw no results.
 
         A look counts when it would have found the thing had it been there, so its empty result proves the
-        thing is not: every app's search matches the query inside the item's name, so the query must be the
-        name or a run of its whole words ("Wellington" for "Beef Wellington"). Three looks that do not depend
-        on the request never count:
+        thing is not: the query must be the name (:func:`~gui_envs.tasks.looking.searched_for`, the rule the web
+        judges use too). Three looks that do not depend on the request never count:
 
         * a query holding more than the name, such as the whole instruction pasted into the search field: the
           app would find nothing for it even if the thing existed;
-        * a fragment of a word ("ing", "ell"): a prober types it on every task, and it passes wherever the
-          fragment happens to sit in the name;
+        * a fragment or a single word ("ing", "recipe"): a prober types it on every task, and it passes
+          wherever it happens to sit in the name;
         * a sweep of the template's pool: a search for one of :meth:`alternatives` (and not for the asked
           thing) voids the episode's looks, so searching every name the template could ask about never passes.
         """
-        searches = self.state.rows(self.search_app or self.app, "SELECT query, results FROM searches")
-        others = [o for o in self.alternatives() if _norm(o) != _norm(self.missing)]
-        for query, _ in searches:
-            if not names_part_of(query, self.missing) and any(names_part_of(query, o) for o in others):
-                return False
-        return any(results == 0 and names_part_of(query, self.missing) for query, results in searches)
+        return saw_missing(self.state, self.search_app or self.app, self.missing, self.alternatives())
 
 
-def names_part_of(query: str, name: str) -> bool:
-    """Whether ``query`` is ``name`` or a run of its whole words (case and spacing aside), of 3+ characters."""
-    q, n = _norm(query), _norm(name)
-    if len(re.sub(r"[^a-z0-9]", "", q)) < 3:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(q)}(?![a-z0-9])", n) is not None
+def saw_missing(state: PhoneState, package: str, name: str, pool: Sequence[str]) -> bool:
+    """Whether the searches logged by ``package`` looked for ``name`` and came back empty, with no sweep of
+    ``pool`` (:func:`~gui_envs.tasks.looking.searched_for`): the phone's look, shared by every infeasible judge."""
+    searches = state.rows(package, "SELECT query, results FROM searches")
+    # Every search counts for the sweep; only one that came back empty saw that the thing is missing.
+    empty = [query for query, results in searches if results == 0]
+    return searched_for([q for q, _ in searches], name, pool) and searched_for(empty, name, pool)
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", str(text)).strip().lower()
+class MaybeMissing(core.CanBeInfeasible):
+    """A phone state template whose named thing is not in its app on a seed-drawn half of the seeds (issue 36).
+
+    ``setup`` names the thing (:attr:`missing`, searchable by that name in :attr:`app`), then calls
+    :meth:`keep_or_drop` with its row, which the infeasible seeds delete. The look is a search for the name that
+    found nothing (:func:`saw_missing`); :meth:`alternatives` is the pool the name was drawn from. The phone's
+    start screen is the home screen, which shows no app's data, so it reads the same either way.
+    """
+
+    missing: str = ""
+
+    def alternatives(self) -> list[str]:
+        """The names this template could have asked for on this seed (its pool)."""
+        return []
+
+    def keep_or_drop(self, table: str, row: int) -> bool:
+        """Draw feasibility (:meth:`draw_feasible`); on an infeasible seed delete ``row`` of ``table`` (of the
+        task's app). Returns whether the seed is feasible."""
+        if not self.draw_feasible():
+            self.execute(f"DELETE FROM {table} WHERE id = ?", (row,))  # type: ignore[attr-defined]
+        return self.feasible
+
+    def looked(self) -> bool:
+        return saw_missing(self.state, self.app, self.missing, self.alternatives())  # type: ignore[attr-defined]
 
 
 # ----- oracle plan steps ---------------------------------------------------------------------------------

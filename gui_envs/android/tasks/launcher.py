@@ -5,17 +5,13 @@ from __future__ import annotations
 from gui_envs.android.apps import APP_CLASSES
 from gui_envs.android.apps.launcher import SEARCH_HINT, Launcher
 from gui_envs.android.tasks.base import (
-    InfeasibleTask,
     PlanStep,
     StateTask,
     search,
-    stop,
     tap,
 )
 
 LAUNCHER = Launcher.package
-#: Apps that are not installed on the simulated phone.
-MISSING_APPS = ("Spotify", "WhatsApp", "Uber", "Netflix", "Duolingo", "Strava")
 
 
 class OpenAppFromGrid(StateTask):
@@ -55,18 +51,3 @@ class OpenAppBySearch(StateTask):
             *search(self.target.label),
             tap(self.target.label, rid="app_icon"),
         ]
-
-
-class LaunchApp(InfeasibleTask):
-    name = "launcher.launch_app"
-    app = LAUNCHER
-
-    def setup(self) -> str:
-        self.missing = self.pick(MISSING_APPS)
-        return f"Open the {self.missing} app."
-
-    def alternatives(self) -> list[str]:
-        return list(MISSING_APPS)
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [*search(self.missing), stop(status="infeasible")]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gui_envs.android.apps.settings import Settings, device_info
+from gui_envs.android.apps.settings import OPTIONAL, Settings, device_info
 from gui_envs.android.tasks.base import (
     AnswerTask,
-    InfeasibleTask,
+    MaybeMissing,
     PhoneState,
     PlanStep,
     StateTask,
@@ -155,16 +155,31 @@ class AndroidVersion(AnswerTask):
         ]
 
 
-class TurnOnSetting(InfeasibleTask):
+class TurnOnSetting(MaybeMissing, StateTask):
+    """Turn on a switch that some phones lack (NFC, Mobile hotspot, Night light): feasible on about half the
+    seeds, on the others this phone has no such switch (issue 36)."""
+
     name = "settings.turn_on_setting"
     app = SETTINGS
 
     def setup(self) -> str:
-        self.missing = self.pick(self.alternatives())
+        self.key = str(self.pick(sorted(OPTIONAL)))
+        self.missing, self.page = OPTIONAL[self.key]
+        row = self.rowid("settings", "key = ?", (self.key,))
+        if self.draw_feasible():
+            self.may_edit("settings", row, "value")
+        else:
+            self.execute("DELETE FROM settings WHERE key = ?", (self.key,))
         return f"Turn on {self.missing} in Settings."
 
     def alternatives(self) -> list[str]:
-        return ["NFC", "Mobile hotspot", "Battery saver", "Screen recorder", "Night light"]
+        return [title for title, _ in OPTIONAL.values()]
+
+    def done(self) -> bool:
+        return _value(self.state, self.key) == 1
 
     def oracle_plan(self) -> list[PlanStep]:
-        return search_then_give_up("Settings", self.missing)
+        if not self.feasible:
+            return search_then_give_up("Settings", self.missing)
+        tile = {"/network": "Network & internet", "/devices": "Connected devices", "/display": "Display"}[self.page]
+        return [open_app("Settings"), tap(tile, rid="dashboard_tile", contains=True), tap(self.missing, role="Switch")]

@@ -9,7 +9,10 @@ Templates subclass one of the three judges of the task core (:mod:`gui_envs.task
   as the setup left it);
 * :class:`AnswerTask`: ``stop(answer=...)`` judged by :func:`~gui_envs.tasks.judging.answers_match`;
 * :class:`InfeasibleTask`: each template's :meth:`~gui_envs.tasks.base.InfeasibleTask.looked` reads the pages
-  visited (:meth:`WebTask.visited_here`).
+  visited (:meth:`WebTask.visited_here`). No bundled template is infeasible on every seed: six state templates
+  mix in :class:`~gui_envs.tasks.base.CanBeInfeasible` instead, and on a seed-drawn half of their seeds the
+  product, size, post, forum, ad or category they name is not in the site's data (issue 36); their looks follow
+  :mod:`gui_envs.tasks.looking`.
 
 Oracle plans are lists of :class:`~gui_envs.tasks.base.PlanStep`; each step looks at the current
 :class:`PageView` and returns the concrete :class:`Action` to take (resolving "the link whose text is X" to an

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from gui_envs.tasks.base import CanBeInfeasible
+from gui_envs.tasks.looking import opened, searched_for
 from gui_envs.web.sites.classifieds import CATEGORIES, CONDITIONS, LOCATIONS
 from gui_envs.web.tasks.base import (
     AnswerTask,
-    InfeasibleTask,
     PlanStep,
     StateTask,
     Stop,
@@ -111,7 +112,9 @@ class Unfavourite(ClassifiedsTask, StateTask):
         ]
 
 
-class PostAd(ClassifiedsTask, StateTask):
+class PostAd(ClassifiedsTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others the site has no such category (issue 36)."""
+
     name, difficulty = "classifieds.post_ad", 8
     changes = ("listings",)
 
@@ -119,6 +122,14 @@ class PostAd(ClassifiedsTask, StateTask):
         self.category, self.title = self.pick(NEW_ADS)
         self.price = int(self.rng.integers(5, 80)) * 5
         self.location = str(self.pick(LOCATIONS))
+        # One category leaves the site with its ads on every seed (the asked one on an infeasible seed, another
+        # on a feasible one); the start page is the favourites (none seeded), which shows no category.
+        decoy = str(self.pick([c for c in CATEGORIES if c != self.category]))
+        gone = decoy if self.draw_feasible() else self.category
+        self.state.db.execute("DELETE FROM categories WHERE name=?", (gone,))
+        self.state.db.execute("UPDATE listings SET deleted=1 WHERE category=?", (gone,))
+        self.state.db.commit()
+        self.start_path = "/favourites"
         return (
             f"Post an ad in {self.category} titled '{self.title}' for ${self.price}, located in {self.location}, "
             f"with the description 'Collect any weekend'."
@@ -128,7 +139,14 @@ class PostAd(ClassifiedsTask, StateTask):
         new = (self.title, self.category, self.price, self.location, "Collect any weekend", 1, 0)
         return self.diff("listings", *AD_COLUMNS, "description", "mine", "deleted") == ([new], [])
 
+    def looked(self) -> bool:
+        """The ad form, whose category choices lack it, or the listings page, which links every category."""
+        paths = [path_of(u) for u in self.visited_here()]
+        return opened(paths, "/post") or opened(paths, "")
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [click("Post an ad", tag="a"), Stop(status="infeasible")]
         return [
             click("Post an ad", tag="a"),
             fill("Title", self.title),
@@ -140,19 +158,37 @@ class PostAd(ClassifiedsTask, StateTask):
         ]
 
 
-class EditPrice(ClassifiedsTask, StateTask):
+class EditPrice(ClassifiedsTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others I have no ad of that title (issue 36)."""
+
     name, difficulty = "classifieds.edit_price", 5
     changes = ("listings",)
 
     def setup(self) -> str:
-        self.l = self.listing("mine = 1")
+        mine = self.query("SELECT * FROM listings WHERE deleted=0 AND mine=1 ORDER BY id")
+        self.l = self.pick(mine)
         self.price = max(1, int(self.l["price"] * 0.8))
+        self.pool = [r["title"] for r in mine]
+        if not self.draw_feasible():
+            self.state.db.execute("UPDATE listings SET deleted=1 WHERE id=?", (self.l["id"],))
+            self.state.db.commit()
+        # The home page lists every ad, mine among them, so the episode starts on the favourites, which the
+        # seeded site has none of: the same page either way.
+        self.start_path = "/favourites"
         return f"Lower the price of my ad '{self.l['title']}' to ${self.price}."
 
     def goal(self) -> bool:
         return edited(self, self.l, price=self.price)
 
+    def looked(self) -> bool:
+        """My ads (the list it would be in), or a keyword search for its title (no sweep of my ads' titles)."""
+        paths = [path_of(u) for u in self.visited_here()]
+        queries = [query_of(u).get("q", "") for u in self.visited_here() if path_of(u) == ""]
+        return opened(paths, "/my-ads") or searched_for(queries, self.l["title"], self.pool)
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [click("My ads", tag="a"), Stop(status="infeasible")]
         return [
             click("My ads", tag="a"),
             click(self.l["title"], tag="a"),
@@ -461,33 +497,3 @@ class PostAndFavourite(ClassifiedsTask, StateTask):
             *open_listing(self.fav["title"]),
             click("Add to favourites", tag="button"),
         ]
-
-
-class EditListingPrice(ClassifiedsTask, InfeasibleTask):
-    name, difficulty = "classifieds.edit_listing_price", 4
-
-    def setup(self) -> str:
-        self.l = self.listing("mine = 0")
-        return f"Change the price of the ad '{self.l['title']}' (posted by {self.l['seller']}) to $1."
-
-    def looked(self) -> bool:
-        """The ad's page (no edit link for another seller's ad) or its edit address ("not allowed")."""
-        here = f"/listing/{self.l['id']}"
-        return any(p in (here, here + "/edit") for p in map(path_of, self.visited_here()))
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [*open_listing(self.l["title"]), Stop(status="infeasible")]
-
-
-class PostInCategory(ClassifiedsTask, InfeasibleTask):
-    name, difficulty = "classifieds.post_in_category", 2
-
-    def setup(self) -> str:
-        return f"Post an ad in the {self.pick(['Boats', 'Pets', 'Real estate'])} category."
-
-    def looked(self) -> bool:
-        """The ad form, whose category choices lack the one asked for."""
-        return "/post" in map(path_of, self.visited_here())
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [click("Post an ad", tag="a"), Stop(status="infeasible")]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from gui_envs.tasks.base import CanBeInfeasible
+from gui_envs.tasks.looking import opened
 from gui_envs.web.sites.forum import ME, SUBFORUMS, USERS
 from gui_envs.web.tasks.base import (
     AnswerTask,
-    InfeasibleTask,
     PlanStep,
     StateTask,
     Stop,
@@ -34,16 +35,26 @@ class ForumTask(WebTask):
     def post(self, where: str = "1=1", params: tuple[Any, ...] = ()) -> Any:
         return self.pick(self.query(f"SELECT * FROM posts WHERE deleted=0 AND {where} ORDER BY id", params))
 
-    def own_post(self) -> Any:
-        """One of the signed-in user's posts (created in setup, so every seed has some)."""
+    def own_post(self, exists: bool = True) -> Any:
+        """One of the signed-in user's posts (created in setup, so every seed has some).
+
+        With ``exists=False`` the post is not created: a post of the same subforum under another title drawn
+        from the same titles is, so every page but the post's own reads the same either way (post counts
+        included), and the returned row (``id`` None) names a post that is not there.
+        """
         sub = str(self.pick(sorted(SUBFORUMS)))
         title = f"{self.pick(NEW_TITLES)} #{int(self.rng.integers(10, 99))}"
+        score = int(self.rng.integers(1, 30))
+        made = title
+        while not exists and made == title:
+            made = f"{self.pick(NEW_TITLES)} #{int(self.rng.integers(10, 99))}"
         self.state.db.execute(
             "INSERT INTO posts(subforum, author, title, body, score) VALUES (?,?,?,?,?)",
-            (sub, ME, title, "Posted by me.", int(self.rng.integers(1, 30))),
+            (sub, ME, made, "Posted by me.", score),
         )
         self.state.db.commit()
-        return self.one("SELECT * FROM posts WHERE title = ? AND author = ?", (title, ME))
+        row = self.one("SELECT * FROM posts WHERE title = ? AND author = ?", (made, ME))
+        return row if exists else {**dict(row), "id": None, "title": title}
 
 
 def open_post(p: Any) -> list[PlanStep]:
@@ -142,22 +153,43 @@ class Comment(ForumTask, StateTask):
         return [*open_post(self.p), fill("Comment", self.text), click("Post comment", tag="button")]
 
 
-class CreatePost(ForumTask, StateTask):
+class CreatePost(ForumTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others the forum is not on the site (issue 36)."""
+
     name, difficulty = "forum.create_post", 6
     changes = ("posts",)
 
     def setup(self) -> str:
-        self.sub = str(self.pick(sorted(SUBFORUMS)))
+        subs = sorted(SUBFORUMS)
+        self.sub = str(self.pick(subs))
         self.title = f"{self.pick(NEW_TITLES)} about {self.sub}"
         self.body = str(self.pick(COMMENTS))
+        # One forum leaves the site on every seed (the asked one on an infeasible seed, another on a feasible
+        # one), so the list of forums has as many either way; the start page is a third forum's, which lists
+        # neither.
+        decoy = str(self.pick([s for s in subs if s != self.sub]))
+        gone = decoy if self.draw_feasible() else self.sub
+        self.start_path = f"/f/{self.pick([s for s in subs if s not in (self.sub, decoy)])}"
+        for sql in ("DELETE FROM subforums WHERE name=?", "DELETE FROM subscriptions WHERE subforum=?",
+                    "UPDATE posts SET deleted=1 WHERE subforum=?"):  # fmt: skip
+            self.state.db.execute(sql, (gone,))
+        self.state.db.commit()
         return f"Create a post in f/{self.sub} titled '{self.title}' with the text \"{self.body}\"."
 
     def goal(self) -> bool:
         new = (self.sub, ME, self.title, self.body, 0)
         return self.diff("posts", "subforum", "author", "title", "body", "deleted") == ([new], [])
 
+    def looked(self) -> bool:
+        """The list of forums (the home page), or the forum's own address (a "not found" page)."""
+        paths = [path_of(u) for u in self.visited_here()]
+        return opened(paths, "") or opened(paths, f"/f/{self.sub}")
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [click("Forums", tag="a"), Stop(status="infeasible")]
         return [
+            click("Forums", tag="a"),
             click(f"f/{self.sub}", tag="a"),
             click("New post", tag="a"),
             fill("Title", self.title),
@@ -195,18 +227,26 @@ class EditTitle(ForumTask, StateTask):
         ]
 
 
-class DeletePost(ForumTask, StateTask):
+class DeletePost(ForumTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others I have no post of that title (issue 36)."""
+
     name, difficulty = "forum.delete_post", 3
     changes = ("posts",)
 
     def setup(self) -> str:
-        self.p = self.own_post()
+        self.p = self.own_post(exists=self.draw_feasible())
         return f"Delete my post '{self.p['title']}'."
 
     def goal(self) -> bool:
         return self.diff("posts", "id", "deleted") == ([(self.p["id"], 1)], [(self.p["id"], 0)])
 
+    def looked(self) -> bool:
+        """My profile, which lists my posts."""
+        return opened(map(path_of, self.visited_here()), f"/user/{ME}")
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [click("My profile", tag="a"), Stop(status="infeasible")]
         return [
             click("My profile", tag="a"),
             click(self.p["title"], tag="a"),
@@ -446,36 +486,3 @@ class CommentAndUpvote(ForumTask, StateTask):
             fill("Comment", self.text),
             click("Post comment", tag="button"),
         ]
-
-
-class DeleteNamedPost(ForumTask, InfeasibleTask):
-    name, difficulty = "forum.delete_named_post", 3
-
-    def setup(self) -> str:
-        self.p = self.post("author != ?", (ME,))
-        return f"Delete the post '{self.p['title']}' by {self.p['author']}."
-
-    def looked(self) -> bool:
-        """The post's page, which has no delete button for another user's post."""
-        return f"/post/{self.p['id']}" in map(path_of, self.visited_here())
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [*open_post(self.p), Stop(status="infeasible")]
-
-
-class PostInForum(ForumTask, InfeasibleTask):
-    name, difficulty = "forum.post_in_forum", 2
-
-    def setup(self) -> str:
-        # Start inside a forum, not on the list of forums: the list is what the agent must look at.
-        self.start_path = f"/f/{self.pick(sorted(SUBFORUMS))}"
-        self.wanted = str(self.pick(["astrology", "crypto", "knitting"]))
-        return f"Post a question in the {self.wanted} forum."
-
-    def looked(self) -> bool:
-        """The list of forums (the home page), or the missing forum's own address (a "not found" page)."""
-        paths = [path_of(u) for u in self.visited_here()]
-        return "" in paths or f"/f/{self.wanted}" in paths
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [click("Forums", tag="a"), Stop(status="infeasible")]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gui_envs.web.sites.shop import COLOURS, SHIPPING, money
+from gui_envs.tasks.base import CanBeInfeasible
+from gui_envs.tasks.looking import opened, searched_for
+from gui_envs.web.sites.shop import COLOURS, PER_PAGE, SHIPPING, SORTS, money
 from gui_envs.web.tasks.base import (
     AnswerTask,
-    InfeasibleTask,
     PlanStep,
     StateTask,
     Stop,
@@ -28,6 +29,10 @@ class ShopTask(WebTask):
 
     def product(self, where: str = "1=1", params: tuple[Any, ...] = ()) -> Any:
         return self.pick(self.query(f"SELECT * FROM products WHERE {where} ORDER BY id", params))
+
+    def searches(self) -> list[str]:
+        """The catalogue searches of the episode (the ``q`` of every catalogue page shown), in order."""
+        return [query_of(u).get("q", "") for u in self.visited_here() if path_of(u) == ""]
 
     def add_to_cart_db(self, pid: int, qty: int = 1) -> None:
         self.state.db.execute(
@@ -174,18 +179,47 @@ class WishlistCount(ShopTask, AnswerTask):
         return [click("Wishlist", tag="a"), Stop(self.reference_answer)]
 
 
-class AddToCart(ShopTask, StateTask):
+class AddToCart(ShopTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others the product is not in the catalogue (issue 36)."""
+
     name, difficulty = "shop.add_to_cart", 4
     changes = ("cart",)
 
     def setup(self) -> str:
-        self.p = self.product("category IN ('Snacks', 'Drinks')")
+        self.p = self.product_or_none("category IN ('Snacks', 'Drinks')")
         return f"Put one {self.p['name']} in the cart."
 
     def goal(self) -> bool:
         return cart_change(self) == ([(self.p["id"], 1, "", "")], [])
 
+    def product_or_none(self, where: str) -> Any:
+        """A product of ``where`` to name; on an infeasible seed (:meth:`CanBeInfeasible.draw_feasible`) it is
+        removed from the catalogue. Sets :attr:`pool`, the names it was drawn from.
+
+        The start screen is the catalogue's first page with its product count, so both must read the same either
+        way: the pool leaves out the products that page shows (it lists the first :data:`PER_PAGE` by name), and
+        a second product of the pool is removed on a feasible seed. Products in the wishlist, cart or an order
+        stay out of the pool, so no other page loses a row.
+        """
+        first = {r[0] for r in self.query(f"SELECT id FROM products ORDER BY {SORTS['name'][1]} LIMIT {PER_PAGE}")}
+        used = "SELECT product_id FROM wishlist UNION SELECT product_id FROM cart UNION SELECT product_id FROM order_items"
+        rows = self.query(f"SELECT * FROM products WHERE {where} AND id NOT IN ({used}) ORDER BY id")
+        pool = [r for r in rows if r["id"] not in first]
+        self.pool = [r["name"] for r in pool]
+        p = self.pick(pool)
+        decoy = self.pick([r for r in pool if r["id"] != p["id"]])
+        gone = decoy if self.draw_feasible() else p
+        self.state.db.execute("DELETE FROM products WHERE id=?", (gone["id"],))
+        self.state.db.commit()
+        return p
+
+    def looked(self) -> bool:
+        """A catalogue search for the product's name (or a run of its words), no sweep of the pool."""
+        return searched_for(self.searches(), self.p["name"], self.pool)
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [*search("Search", self.p["name"]), Stop(status="infeasible")]
         return [*open_product(self.p["name"]), click("Add to cart", tag="button")]
 
 
@@ -209,20 +243,33 @@ class AddToCartQty(ShopTask, StateTask):
         ]
 
 
-class AddWithOptions(ShopTask, StateTask):
+class AddWithOptions(ShopTask, CanBeInfeasible, StateTask):
+    """Feasible on about half the seeds: on the others the product is not offered in the size (issue 36)."""
+
     name, difficulty = "shop.add_with_options", 6
     changes = ("cart",)
 
     def setup(self) -> str:
         self.p = self.product("category = 'Clothing'")
         self.colour = str(self.pick(self.p["colours"].split(",")))
-        self.size = str(self.pick(self.p["sizes"].split(",")))
+        sizes = self.p["sizes"].split(",")
+        self.size = str(self.pick(sizes))
+        if not self.draw_feasible():  # every seeded garment has 2 to 4 sizes, so one is left
+            left = ",".join(z for z in sizes if z != self.size)
+            self.state.db.execute("UPDATE products SET sizes=? WHERE id=?", (left, self.p["id"]))
+            self.state.db.commit()
         return f"Add the {self.p['name']} in colour {self.colour}, size {self.size}, to the cart."
 
     def goal(self) -> bool:
         return cart_change(self) == ([(self.p["id"], 1, self.colour, self.size)], [])
 
+    def looked(self) -> bool:
+        """The product's page, where its sizes are listed (a sweep of product pages does not count)."""
+        return opened(map(path_of, self.visited_here()), f"/product/{self.p['id']}", "/product/")
+
     def oracle_plan(self) -> list[PlanStep]:
+        if not self.feasible:
+            return [*open_product(self.p["name"]), Stop(status="infeasible")]
         return [
             *open_product(self.p["name"]),
             click(self.colour, tag="label"),
@@ -580,43 +627,6 @@ class CountInCategory(ShopTask, AnswerTask):
             click("Price: low to high", tag="a"),
             Stop(self.reference_answer),
         ]
-
-
-class AddNamedProduct(ShopTask, InfeasibleTask):
-    name, difficulty = "shop.add_named_product", 3
-
-    def setup(self) -> str:
-        self.wanted = str(self.pick(["Acme Quantum Toaster", "Tidal Hover Skates", "Orchid Time Machine"]))
-        return f"Add the {self.wanted} to my cart."
-
-    def looked(self) -> bool:
-        """A catalogue search for the product (at least 3 characters of its name) that found nothing."""
-        want = self.wanted.lower()
-        for url in self.visited_here():
-            q = " ".join(query_of(url).get("q", "").lower().split())
-            if len(q) >= 3 and (q in want or want in q) and not self.query(
-                "SELECT 1 FROM products WHERE name LIKE ? OR category LIKE ?", (f"%{q}%", f"%{q}%")
-            ):
-                return True
-        return False
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [*search("Search", self.wanted), Stop(status="infeasible")]
-
-
-class BuyInSize(ShopTask, InfeasibleTask):
-    name, difficulty = "shop.buy_in_size", 4
-
-    def setup(self) -> str:
-        self.p = self.product("category='Clothing'")
-        return f"Buy the {self.p['name']} in size XXXL."
-
-    def looked(self) -> bool:
-        """The product page, where the sizes are listed."""
-        return f"/product/{self.p['id']}" in map(path_of, self.visited_here())
-
-    def oracle_plan(self) -> list[PlanStep]:
-        return [*open_product(self.p["name"]), Stop(status="infeasible")]
 
 
 class ColourOf(ShopTask, AnswerTask):

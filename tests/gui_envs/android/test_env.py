@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env
 from typer.testing import CliRunner
 
 import gui_envs  # noqa: F401
+from benchmarks.judge_attacks import blind_policies
 from gui_envs.android.env import GuiAndroidEnv, UnknownTaskError
 from gui_envs.android.tasks import TASKS
 from gui_envs.schema.actions import Action
@@ -122,28 +123,24 @@ def test_element_id_click_and_scroll(android_env: GuiAndroidEnv) -> None:
 
 @pytest.mark.parametrize(
     "task",
-    [
-        "recipes.favourite_recipe",
-        "contacts.send_phone_number",
-        "notes.read_note_aloud",
-        "settings.turn_on_setting",
-        "expenses.remove_expense",
-        "launcher.launch_app",
-    ],
-)
+    ["recipes.add_favourite", "contacts.edit_phone", "notes.edit_note", "settings.turn_on_setting",
+     "expenses.delete_expense"],
+)  # fmt: skip
 def test_infeasible_tasks_pass_only_after_searching(android_env: GuiAndroidEnv, task: str) -> None:
+    seed = next(s for s in range(50) if not blind_policies.build_task("phone", task, s).feasible)
     # Giving up straight away fails, even with the right status.
-    android_env.reset(options={"task": task, "seed": 1})
+    android_env.reset(options={"task": task, "seed": seed})
     _, reward, terminated, _, info = android_env.step(Action.stop(status="infeasible"))
     assert terminated and reward == 0.0 and not info["success"]
     # Searching, then claiming success, fails too.
-    android_env.reset(options={"task": task, "seed": 1})
+    android_env.reset(options={"task": task, "seed": seed})
     while (action := android_env.oracle_action()).type != "stop":
         android_env.step(action)
     _, reward, terminated, _, info = android_env.step(Action.stop())
     assert terminated and reward == 0.0
     # Searching, seeing no results, and stopping as infeasible passes.
-    total, info = run_oracle(android_env, task, seed=1)
+    assert not android_env.task.feasible
+    total, info = run_oracle(android_env, task, seed=seed)
     assert total == pytest.approx(1.0) and info["success"]
 
 

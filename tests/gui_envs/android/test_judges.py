@@ -27,9 +27,11 @@ from gui_envs.android.apps.notes import Notes
 from gui_envs.android.apps.recipes import Recipes
 from gui_envs.android.apps.settings import Settings
 from gui_envs.android.tasks import TASKS
-from gui_envs.android.tasks.base import StateTask, names_part_of
+from gui_envs.android.tasks.base import StateTask
 from gui_envs.browser.site import Request
 from gui_envs.schema.actions import Action
+from gui_envs.tasks.base import CanBeInfeasible
+from gui_envs.tasks.looking import is_the_name
 from tests.gui_envs.judge_suite import check_template
 
 CLOCK, CONTACTS, EXPENSES = Clock.package, Contacts.package, Expenses.package
@@ -44,7 +46,14 @@ def answer_templates() -> list[str]:
 
 
 def infeasible_templates() -> list[str]:
-    return sorted(set(blind_policies.templates("phone")) - set(answer_templates()))
+    """The templates that can be infeasible (on a seed-drawn half of their seeds)."""
+    return sorted(n for n, t in TASKS.items() if issubclass(t, CanBeInfeasible))
+
+
+def infeasible_seeds(name: str, n: int) -> list[int]:
+    """The first ``n`` seeds on which ``name`` asks for a thing its app lacks."""
+    seeds = (s for s in range(10 * n + 50) if not blind_policies.build_task("phone", name, s).feasible)
+    return [next(seeds) for _ in range(n)]
 
 
 def state_templates() -> list[str]:
@@ -70,7 +79,7 @@ def test_phone_answers_use_the_shared_judge() -> None:
 
 
 def test_no_template_name_gives_its_verdict_away() -> None:
-    assert len(infeasible_templates()) == 6
+    assert len(infeasible_templates()) == 5  # the phone cannot lack an app without its home screen showing it
     for name in TASKS:
         assert not any(word in name for word in VERDICT_WORDS), name
 
@@ -141,26 +150,21 @@ def searched(task: Any, *queries: str) -> float:
 
 def search(task: Any, query: str) -> int:
     """Search the task's app for ``query`` as its search box does; the number of results."""
-    package = task.search_app or task.app
+    package = getattr(task, "search_app", None) or task.app
     response = task.state.apps[package].handle(Request.from_url("GET", "/search?" + urlencode({"q": query})))
     assert response.status == 200, (package, query)
     return int(task.state.db(package).execute("SELECT results FROM searches ORDER BY id DESC LIMIT 1").fetchone()[0])
 
 
-INFEASIBLE = ("send_phone_number", "remove_expense", "launch_app", "read_note_aloud", "favourite_recipe",
-              "turn_on_setting")
-
-
-@pytest.mark.parametrize("name", sorted(n for n in TASKS if n.split(".")[1] in INFEASIBLE))
+@pytest.mark.parametrize("name", infeasible_templates())
 def test_only_a_search_for_the_asked_thing_is_a_look(name: str) -> None:
-    for seed in range(6):
+    for seed in infeasible_seeds(name, 6):
         task = blind_policies.build_task("phone", name, seed)
         assert searched(task, task.missing) == 1.0, (name, seed)
-        # One whole word of the name is a look when it finds nothing ("Wellington" for "Beef Wellington").
+        # One word of a longer name is no look: a prober types common words on every task (issue 36).
         task = blind_policies.build_task("phone", name, seed)
-        word = max(task.missing.split(), key=len)
-        hits = search(task, word)
-        assert task.evaluate(Action.stop(status="infeasible")) == (1.0 if hits == 0 else 0.0)
+        if len(task.missing.split()) > 1:
+            assert searched(task, max(task.missing.split(), key=len)) == 0.0
         # The whole instruction pasted into the search box finds nothing whatever the app holds: no look.
         task = blind_policies.build_task("phone", name, seed)
         assert searched(task, task.instruction) == 0.0
@@ -172,21 +176,29 @@ def test_only_a_search_for_the_asked_thing_is_a_look(name: str) -> None:
         # A sweep of every name the template could ask about, the asked one among them.
         task = blind_policies.build_task("phone", name, seed)
         sweep = [o for o in task.alternatives() if o != task.missing][:40] + [task.missing]
-        assert len(sweep) >= 4 and searched(task, *sweep) == 0.0
+        assert len(sweep) >= 3 and searched(task, *sweep) == 0.0
 
 
-def test_names_part_of() -> None:
-    assert names_part_of("Beef Wellington", "Beef Wellington") and names_part_of(" wellington ", "Beef Wellington")
-    assert not names_part_of("ell", "Beef Wellington") and not names_part_of("Wellingt", "Beef Wellington")
-    assert not names_part_of("open the recipe for beef wellington", "Beef Wellington")
-    assert not names_part_of("of", "Tax of") and names_part_of("NFC", "NFC")
+@pytest.mark.parametrize("name", infeasible_templates())
+def test_a_feasible_seed_fails_an_infeasible_stop_after_the_same_look(name: str) -> None:
+    seed = next(s for s in range(50) if blind_policies.build_task("phone", name, s).feasible)
+    task = blind_policies.build_task("phone", name, seed)
+    assert search(task, task.missing) >= 1  # the thing is there: the search finds it
+    assert task.evaluate(Action.stop(status="infeasible")) == 0.0
+
+
+def test_only_the_name_is_the_name() -> None:
+    assert is_the_name("Beef Wellington", "Beef Wellington") and is_the_name(" beef  wellington ", "Beef Wellington")
+    assert not is_the_name("ell", "Beef Wellington") and not is_the_name("wellington", "Beef Wellington")
+    assert not is_the_name("open the recipe for beef wellington", "Beef Wellington")
+    assert not is_the_name("", "") and is_the_name("NFC", "nfc")
 
 
 def test_task_independent_looks_never_pass() -> None:
     # Fixed probes on every seed of every infeasible template: short common strings, and the instruction.
     probes = ("the", "a", "an", "ing", "er", "on", "app", "note", "recipe", "setting", "zzz", "x")
     for name in infeasible_templates():
-        for seed in range(30):
+        for seed in infeasible_seeds(name, 15):
             task = blind_policies.build_task("phone", name, seed)
             assert searched(task, *probes, task.instruction) == 0.0, (name, seed)
 
@@ -284,6 +296,10 @@ ITEMS: dict[str, Item] = {
     "settings.dark_theme": _toggle("dark_mode"),
     "settings.adaptive_brightness": _toggle("adaptive"),
     "settings.search_bluetooth": _toggle("bluetooth"),
+    "settings.turn_on_setting": Item(
+        SETTINGS, "settings", lambda t: t.rowid("settings", "key = ?", (t.key,)), flip(SETTINGS, "settings", "value"),
+        lambda t: [*_switch_rows(t), t.rowid("settings", "key = ?", (t.key,))],
+    ),
 }
 
 
@@ -372,9 +388,14 @@ def test_every_state_template_has_a_side_effect_check() -> None:
     assert sorted([*ITEMS, *OTHERS]) == state_templates()
 
 
+def feasible_seeds(name: str, seeds: range) -> list[int]:
+    """``seeds`` where ``name`` can be done (all of them for a template that is never infeasible)."""
+    return [s for s in seeds if getattr(blind_policies.build_task("phone", name, s), "feasible", True)]
+
+
 @pytest.mark.parametrize("name", state_templates())
 def test_the_asked_change_passes_and_one_more_fails(name: str) -> None:
-    for seed in range(4):
+    for seed in feasible_seeds(name, range(8))[:4]:
         task = blind_policies.build_task("phone", name, seed)
         assert task.evaluate(None) == 0.0 and not task.side_effects(), (name, seed)
         if name in ITEMS:
@@ -410,7 +431,7 @@ def sweep_rate(names: list[str], seeds: range) -> tuple[float, float]:
     wins, guess, episodes = 0, 0.0, 0
     for name in names:
         item = ITEMS[name]
-        for seed in seeds:
+        for seed in feasible_seeds(name, seeds):
             task = blind_policies.build_task("phone", name, seed)
             _prepare(name, task)
             rows = item.items(task)

@@ -24,7 +24,7 @@ FAMILIES = {"web": "GuiWeb-v0", "phone": "GuiAndroid-v0"}
 #: A quick cross-section run on every test pass: one state, one answer and one navigation task per family.
 QUICK = {
     "web": ["shop.add_to_cart", "forum.comment_count", "classifieds.search"],
-    "phone": ["clock.add_alarm", "contacts.phone_number", "expenses.remove_expense"],
+    "phone": ["clock.add_alarm", "contacts.phone_number", "expenses.delete_expense"],
 }
 
 

@@ -108,7 +108,8 @@ def test_huge_product_id_url_is_a_400_page(web_env: GuiWebEnv) -> None:
 
 
 def test_huge_quantity_form_post_is_a_400_page(web_env: GuiWebEnv) -> None:
-    web_env.reset(options={"task": "shop.add_to_cart", "seed": 0})
+    # A template that removes no product (shop.add_to_cart takes one off the shelf on every seed): /product/1 exists.
+    web_env.reset(options={"task": "shop.add_to_cart_qty", "seed": 0})
     pid = web_env.browser_pid
     obs, *_ = web_env.step(Action.navigate("url", url="/product/1"))
     qty = _element(obs, text="Quantity")

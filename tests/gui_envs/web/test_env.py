@@ -10,6 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import gui_envs  # noqa: F401
+from benchmarks.judge_attacks import blind_policies
 from gui_envs.browser.observation import parse_elements
 from gui_envs.browser.site import Request, Response
 from gui_envs.schema.actions import Action
@@ -46,7 +47,7 @@ def test_observation_contents(web_env: GuiWebEnv) -> None:
 
 
 @pytest.mark.parametrize(
-    "task", ["shop.add_to_wishlist", "shop.add_to_cart", "shop.calories", "shop.wishlist_count", "shop.add_with_options", "shop.buy_in_size"]
+    "task", ["shop.add_to_wishlist", "shop.add_to_cart", "shop.calories", "shop.wishlist_count", "shop.add_with_options"]
 )
 def test_oracle_solves(web_env: GuiWebEnv, task: str) -> None:
     total, info = run_oracle(web_env, task, seed=5)
@@ -195,16 +196,17 @@ def test_an_extra_item_in_the_cart_fails_in_chromium(web_env: GuiWebEnv) -> None
     """Issue 23: adding another product before the asked one used to pass shop.add_to_cart (the judge only
     asked whether the target was in the cart). The same clicks on the target alone still pass."""
     home = "http://shop.guigym.test"
-    web_env.reset(options={"task": "shop.add_to_cart", "seed": 1})
+    seed = next(s for s in range(20) if blind_policies.build_task("web", "shop.add_to_cart", s).feasible)
+    web_env.reset(options={"task": "shop.add_to_cart", "seed": seed})
     target = web_env.task.p["id"]
-    other = 1 if target != 1 else 2
+    other = web_env.task.one("SELECT MIN(id) FROM products WHERE id != ?", (target,))[0]  # one still in the shop
     for pid in (other, target):
         obs, *_ = web_env.step(Action.navigate("url", url=f"{home}/product/{pid}"))
         obs, reward, terminated, _, info = _press(web_env, obs, "Add to cart")
     assert not terminated and not info["success"]
     _, reward, terminated, _, info = web_env.step(Action.stop())
     assert terminated and reward == 0.0 and not info["success"]
-    web_env.reset(options={"task": "shop.add_to_cart", "seed": 1})
+    web_env.reset(options={"task": "shop.add_to_cart", "seed": seed})
     obs, *_ = web_env.step(Action.navigate("url", url=f"{home}/product/{target}"))
     _, reward, terminated, _, info = _press(web_env, obs, "Add to cart")
     assert terminated and reward == 1.0 and info["success"]

@@ -13,7 +13,7 @@ import pytest
 from benchmarks.judge_attacks import blind_policies
 from benchmarks.judge_attacks.blind_sweep import FormBrowser
 from gui_envs.schema.actions import Action
-from gui_envs.tasks.base import AnswerTask, InfeasibleTask, StateTask
+from gui_envs.tasks.base import AnswerTask, CanBeInfeasible, InfeasibleTask, StateTask
 from gui_envs.tasks.judging import NUMERIC_TOLERANCE, answers_match
 from gui_envs.web.env import GuiWebEnv
 from gui_envs.web.sites.classifieds import SELLERS
@@ -87,17 +87,43 @@ def test_blind_policies_score_nothing_but_chance(name: str) -> None:
     check_template("web", name)
 
 
-def test_named_product_needs_a_search_that_finds_nothing() -> None:
-    task = blind_policies.build_task("web", "shop.add_named_product", 0)
-    stop, home = Action.stop(status="infeasible"), task.visited[0]
-    word = task.wanted.split()[1]  # "Quantum", "Hover", "Time": no product has it
+def _seed_where(name: str, feasible: bool) -> int:
+    return next(s for s in range(200) if blind_policies.build_task("web", name, s).feasible is feasible)
+
+
+def test_a_missing_product_needs_a_search_for_its_name() -> None:
+    # Issue 36: a search for the whole instruction passed shop.add_named_product on 200/200 seeds.
+    name = "shop.add_to_cart"
+    task = blind_policies.build_task("web", name, _seed_where(name, False))
+    stop, home, wanted = Action.stop(status="infeasible"), task.visited[0], task.p["name"]
+    assert not task.query("SELECT 1 FROM products WHERE name = ?", (wanted,))  # gone from the catalogue
     assert blind_policies.judge(task, stop) == 0.0
-    task.visited.append(f"{home}?q={task.wanted.split()[0]}")  # "Acme" / "Tidal" / "Orchid": found products
-    assert task.query("SELECT 1 FROM products WHERE name LIKE ?", (f"%{task.wanted.split()[0]}%",))
-    assert blind_policies.judge(task, stop) == 0.0
-    task.visited.append(f"{home}?q={word}")
+    for query in (task.instruction, wanted.split()[0][:-1], wanted.split()[-1][:-1]):  # instruction, fragments
+        task.visited.append(f"{home}?q={urllib.parse.quote(query)}")
+        assert blind_policies.judge(task, stop) == 0.0, query
+    task.visited.append(f"{home}?q={urllib.parse.quote(wanted)}")
     assert blind_policies.judge(task, stop) == 1.0
     assert blind_policies.judge(task, Action.stop()) == 0.0  # looked, but claimed success
+    other = next(n for n in task.pool if not set(n.lower().split()) & set(wanted.lower().split()))
+    task.visited.append(f"{home}?q={urllib.parse.quote(other)}")  # a search through the pool: a sweep
+    assert blind_policies.judge(task, stop) == 0.0
+
+
+def test_a_feasible_seed_fails_an_infeasible_stop_after_the_same_look() -> None:
+    name = "shop.add_to_cart"
+    task = blind_policies.build_task("web", name, _seed_where(name, True))
+    task.visited.append(f"{task.visited[0]}?q={urllib.parse.quote(task.p['name'])}")
+    assert blind_policies.judge(task, Action.stop(status="infeasible")) == 0.0
+
+
+@pytest.mark.parametrize(("name", "kind"), [("forum.delete_post", "/post/"), ("classifieds.edit_price", "/listing/"),
+                                            ("shop.add_with_options", "/product/")])  # fmt: skip
+def test_an_id_sweep_is_no_look(name: str, kind: str) -> None:
+    # Issue 36: /post/1 ... /post/29 then stop(infeasible) passed forum.delete_named_post on 157/200 seeds.
+    task = blind_policies.build_task("web", name, _seed_where(name, False))
+    home = task.visited[0].split("/", 3)[:3]
+    task.visited += ["/".join(home) + f"{kind}{i}" for i in range(1, 49)]
+    assert blind_policies.judge(task, Action.stop(status="infeasible")) == 0.0
 
 
 def test_names_keep_the_verdict_to_themselves() -> None:
@@ -110,7 +136,7 @@ def test_names_keep_the_verdict_to_themselves() -> None:
         assert not any(word in cls.__name__.lower() for word in ("infeasible", "missing", "nosuch", "impossible")), cls
 
 
-@pytest.mark.parametrize("name", blind_policies.templates_of("web", (InfeasibleTask,)))
+@pytest.mark.parametrize("name", blind_policies.templates_of("web", (InfeasibleTask, CanBeInfeasible)))
 def test_infeasible_stop_at_step_one_fails_in_the_env(web_env: GuiWebEnv, name: str) -> None:
     # Regression: stop(status="infeasible") at step 1 passed every web infeasible template.
     for seed in (0, 1):
@@ -392,9 +418,14 @@ def test_every_state_template_has_a_script() -> None:
     assert not ITEM_TASKS.keys() & OTHER_TASKS.keys()
 
 
+def feasible_seeds(name: str, seeds: range) -> list[int]:
+    """``seeds`` where ``name`` can be done (all of them for a template that is never infeasible)."""
+    return [s for s in seeds if getattr(blind_policies.build_task("web", name, s), "feasible", True)]
+
+
 @pytest.mark.parametrize("name", STATE_TEMPLATES)
 def test_the_task_alone_passes_and_one_more_item_fails(name: str) -> None:
-    for seed in (0, 1, 2):
+    for seed in feasible_seeds(name, range(8))[:3]:
         alone = Episode(name, seed)
         do_task(alone, name)
         assert alone.passed, (name, seed, alone.task.instruction, alone.task.side_effects())
@@ -405,7 +436,7 @@ def test_the_task_alone_passes_and_one_more_item_fails(name: str) -> None:
 
 
 def test_an_undone_side_effect_is_no_side_effect() -> None:
-    e = Episode("shop.add_to_cart", 0)
+    e = Episode("shop.add_to_cart", feasible_seeds("shop.add_to_cart", range(10))[0])
     other = next(i for i in PRODUCTS(e.task) if i != e.task.p["id"])
     e.post("/cart/add", product_id=other, qty=1)
     e.post("/cart/remove", item_id=row(e.task, "SELECT id FROM cart WHERE product_id=?", other)[0])
@@ -420,7 +451,7 @@ SWEEP_ITEMS = 12
 @pytest.mark.parametrize("name", sorted(ITEM_TASKS))
 def test_a_sweep_passes_only_when_its_first_item_is_the_target(name: str) -> None:
     items_of, touch, target_of = ITEM_TASKS[name]
-    wins, chance, seeds = 0, 0.0, range(10)
+    wins, chance, seeds = 0, 0.0, feasible_seeds(name, range(20))[:10]
     for seed in seeds:
         e = Episode(name, seed)
         items, target = items_of(e.task), target_of(e.task)
