@@ -167,7 +167,8 @@ def env_viewport(env_id: str, env_kwargs: dict[str, Any]) -> tuple[int, int] | N
             else None
         )
         if param is not None and param.default is not inspect.Parameter.empty:
-            return tuple(param.default)  # type: ignore[return-value]
+            # ``None``: the env's own size otherwise (ClickBox's square canvas_px): no screenshot size named.
+            return None if param.default is None else tuple(param.default)  # type: ignore[return-value]
     return None
 
 
