@@ -28,14 +28,15 @@ On the GPU machine and in the dry run (``gpu_check.sh``), with ``T`` a fresh emp
 
 For the CPU dry run, ``image-site DIR`` links into ``DIR`` the packages of this interpreter that the GPU image
 also has (:data:`IMAGE`), with what their versions here require (a newer huggingface-hub here needs httpcore2),
-and nothing else; ``gpu_check.sh --cpu-dry-run`` runs Python with ``-S`` (no
-site-packages) and ``DIR`` on ``PYTHONPATH``, so a module that only this machine has (wandb, pydantic, ...) is as
-absent as on the GPU machine, and optional imports take the path they take there.
+and nothing else; ``gpu_check.sh --cpu-dry-run`` runs Python with ``-S`` (no site-packages) and ``DIR`` on
+``PYTHONPATH``, so a module that only this machine has (wandb, pydantic, ...) is as absent as on the GPU machine,
+and optional imports take the path they take there. Versions are this machine's, not the image's: the
+floor-version run (``benchmarks/floor_check.sh``) covers those.
 
 ``check`` holds the carried wheels' requirements against what the running interpreter has installed (missing:
-fails; out of range: a warning line), imports the modules the GPU check runs and fails if any of them comes from
-a distribution that is neither carried nor in :data:`IMAGE` (what the CPU dry run proves before a GPU is
-borrowed), and prints where torch, transformers, TRL and gymnasium were loaded from.
+fails, before any import; out of range: a warning line), imports the modules the GPU check runs
+(:data:`CHECK_MODULES`), and prints where torch, transformers, accelerate, TRL, datasets and gymnasium were
+loaded from and how many modules came from guigym and from the carried wheels.
 """
 
 from __future__ import annotations
@@ -67,14 +68,20 @@ WHEELS = (
 )
 #: The wheels' target: the GPU image's interpreter (Python 3.12.3, x86-64 Linux, glibc manylinux).
 PYTHON_VERSION = "3.12"
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+)
 #: The environment markers of that interpreter, for the wheels' conditional requirements.
 MARKERS = {"python_version": "3.12", "python_full_version": "3.12.3", "sys_platform": "linux",
            "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
            "implementation_name": "cpython", "platform_python_implementation": "CPython", "extra": ""}  # fmt: skip
 #: The GPU image's packages (/work/.library/device/KINDS.md, "Python packages already there", read on a machine
 #: running it on 2026-11-17).
-IMAGE = frozenset("""
+IMAGE = frozenset(
+    """
 absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio attrs botorch build certifi
 charset-normalizer chex click cloudpickle cmake colorama contourpy coverage cuda-bindings cuda-core cuda-pathfinder
 cuda-toolkit cupy-cuda13x cycler cython diffrax e3nn einops equinox etils execnet filelock flatbuffers flax fonttools
@@ -94,7 +101,8 @@ sortedcontainers statsmodels sympy tabulate tensorboard tensorboard-data-server 
 tiktoken timm tokenizers toolz torch torchaudio torchdiffeq torch-geometric torchmetrics torchvision tqdm
 transformers treescope triton typer typing-extensions typing-inspect urllib3 uvloop wadler-lindig werkzeug wheel
 wrapt xarray xxhash yarl zipp
-""".split())
+""".split()
+)
 #: The image's versions where KINDS.md records them (a session's ``pip list`` there, 2026-11).
 IMAGE_VERSIONS = {"accelerate": "1.15.0", "huggingface-hub": "1.33.0", "numpy": "2.5.2", "safetensors": "0.8.0",
                   "sentencepiece": "0.2.2", "tiktoken": "0.14.0", "tokenizers": "0.23.2", "torch": "2.11.0",
@@ -106,8 +114,6 @@ CHECK_MODULES = ("gymnasium", "datasets", "trl", "gui_envs", "agents.hf_agent", 
                  "trainers.grpo", "trainers.memory_plan", "trainers.trl.train", "trainers.trl.tiny",
                  "transformers.models.qwen2_5_vl.modeling_qwen2_5_vl", "transformers.models.qwen2.modeling_qwen2",
                  "transformers.models.qwen2_vl.image_processing_pil_qwen2_vl")  # fmt: skip
-#: Top-level names of guigym's own source (on PYTHONPATH, not a distribution).
-OWN = frozenset({"gui_envs", "agents", "rewards", "trainers", "guigym", "benchmarks", "gpu_check", "gpu_wheels"})
 
 
 def canonical(name: str) -> str:
@@ -183,7 +189,9 @@ def closure(folder: Path) -> list[str]:
     lines = [f"closure: {len(carried)} wheels carried ({', '.join(f'{k} {v}' for k, v in sorted(carried.items()))}); "
              f"every requirement of theirs and guigym's is carried or in the image"]  # fmt: skip
     if unverified:
-        lines.append("not verified (the image's version is not recorded): " + ", ".join(sorted(set(unverified))))
+        lines.append(
+            "not verified (the image's version is not recorded): " + ", ".join(sorted(set(unverified)))
+        )
     return lines
 
 
@@ -224,7 +232,9 @@ def download(folder: Path) -> list[str]:
                   "--dest", str(folder), *WHEELS]  # fmt: skip
         subprocess.run([*common, "--python-version", PYTHON_VERSION, "--implementation", "cp", *platforms],
                        check=True)  # fmt: skip
-        subprocess.run(common, check=True)  # this interpreter's own (the dry run's): pure wheels are already there
+        subprocess.run(
+            common, check=True
+        )  # this interpreter's own (the dry run's): pure wheels are already there
     for path in folder.glob("*.whl"):
         name, version, _ = wheel_metadata(path)
         if want.get(name) != version:
@@ -274,8 +284,10 @@ def image_site(dest: Path) -> list[str]:
             (dest / top).symlink_to(source)
             linked += 1
     found = len(seen & IMAGE)
-    return [f"{found} of the image's {len(IMAGE)} packages found here, with {len(seen) - found} that their versions "
-            f"here require: {linked} entries linked into {dest}"]
+    return [
+        f"{found} of the image's {len(IMAGE)} packages found here, with {len(seen) - found} that their versions "
+        f"here require: {linked} entries linked into {dest}"
+    ]
 
 
 def check(target: Path) -> list[str]:
@@ -312,14 +324,20 @@ def check(target: Path) -> list[str]:
 
     for name in ("torch", "transformers", "accelerate", "trl", "datasets", "gymnasium"):
         lines.append(f"{name} {md.version(name)} from {Path(sys.modules[name].__file__ or '').parent}")
-    files = [str(Path(m.__file__).resolve()) for m in list(sys.modules.values()) if getattr(m, "__file__", None)]
+    files = [
+        str(Path(m.__file__).resolve()) for m in list(sys.modules.values()) if getattr(m, "__file__", None)
+    ]
     own, wheels = str(ROOT), str(target.resolve())
     n_own = sum(f.startswith(own) and not f.startswith(wheels) for f in files)
     n_wheels = sum(f.startswith(wheels) for f in files)
-    where = "this interpreter's site-packages off (-S): the rest from the image stand-in or the standard library"
+    where = (
+        "this interpreter's site-packages off (-S): the rest from the image stand-in or the standard library"
+    )
     if not sys.flags.no_site:
         where = "the rest from this interpreter's own packages"
-    lines.append(f"imports: {len(files)} modules from files: {n_own} guigym, {n_wheels} carried wheels, {where}")
+    lines.append(
+        f"imports: {len(files)} modules from files: {n_own} guigym, {n_wheels} carried wheels, {where}"
+    )
     return lines
 
 
