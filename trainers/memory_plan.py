@@ -69,6 +69,9 @@ class MemoryPlan:
 
     parts: dict[str, float]
     notes: dict[str, str] = field(default_factory=dict)
+    #: Bytes of ``parts["optimizer"]`` that exist from the optimiser's construction (the fp32 master copy); the
+    #: rest (AdamW's moments) is allocated at the first ``step()``.
+    optimizer_at_start: float = 0.0
 
     @property
     def static(self) -> float:
@@ -79,6 +82,26 @@ class MemoryPlan:
     def total(self) -> float:
         """The peak: the static part plus the larger of the update's activations and the sampler's KV cache."""
         return self.static + max(self.parts["activations"] + self.parts["inputs"], self.parts["sampling"])
+
+    def phases(self, optimizer_stepped: bool = True) -> dict[str, float]:
+        """The plan's bytes at the peak of each phase of a GRPO step, the figures ``benchmarks/gpu_check.py``
+        holds against ``torch.cuda.max_memory_allocated``:
+
+        * ``rollout``: static + sampling (the KV cache);
+        * ``log-probs`` (the old and reference log-probs, no gradients): static + inputs; the no-grad passes' own
+          activations are not counted (see the module docstring);
+        * ``update``: static + activations + inputs.
+
+        Before the first optimiser step (``optimizer_stepped=False``) the rollout and log-probs phases hold no
+        gradients and no AdamW moments yet (only :attr:`optimizer_at_start` of the optimiser part); the update
+        is planned with all of the static part either way.
+        """
+        p = self.parts
+        early = self.static
+        if not optimizer_stepped:
+            early -= p["gradients"] + p["optimizer"] - self.optimizer_at_start
+        return {"rollout": early + p["sampling"], "log-probs": early + p["inputs"],
+                "update": self.static + p["activations"] + p["inputs"]}  # fmt: skip
 
     def table(self) -> str:
         """A printable table, in GiB."""
@@ -284,7 +307,7 @@ def plan(
     notes["inputs"] = f"{whose} encoded samples' fp32 pixel values" if patches else "token ids only"
     parts["sampling"] = float(sampling_sequences * seq * 2 * layers * kv * w)
     notes["sampling"] = f"KV cache of {sampling_sequences} sequences x {seq} tokens"
-    return MemoryPlan(parts, notes)
+    return MemoryPlan(parts, notes, optimizer_at_start=n_train * 4.0 if master else 0.0)
 
 
 def grpo_plan(config: Any, world_size: int = 1) -> MemoryPlan:
