@@ -149,8 +149,13 @@ def image_tokens(model: str, viewport: tuple[int, int] | None) -> tuple[int, int
         return 0, 0
     lo, hi = QWEN_MIN_PIXELS, QWEN_MAX_PIXELS
     pre = Path(model) / "preprocessor_config.json"
+    joint = Path(model) / "processor_config.json"  # transformers 5 saves the image processor's settings here
+    values = None
     if pre.is_file():
         values = json.loads(pre.read_text())
+    elif joint.is_file():
+        values = json.loads(joint.read_text()).get("image_processor")
+    if values:
         size = values.get("size") or {}
         lo = int(values.get("min_pixels", size.get("shortest_edge", lo)))
         hi = int(values.get("max_pixels", size.get("longest_edge", hi)))

@@ -141,3 +141,13 @@ def test_master_weights_exist_from_the_start_in_the_3b_plan() -> None:
     p = grpo_plan(config)
     n = p.parts["weights"] / 2  # bf16
     assert p.optimizer_at_start == pytest.approx(4 * n) and p.parts["optimizer"] == pytest.approx(12 * n)
+
+
+def test_image_tokens_read_a_saved_processor_config(tmp_path: Path) -> None:
+    # transformers 5 saves the image processor inside processor_config.json (no preprocessor_config.json). At
+    # most 12,544 pixels, 1280 x 720 scales by sqrt(921600 / 12544) = 8.57 to 149 x 84: 5 x 3 cells of 28 pixels.
+    (tmp_path / "processor_config.json").write_text(
+        '{"image_processor": {"size": {"longest_edge": 12544, "shortest_edge": 3136}}}'
+    )
+    assert image_tokens(str(tmp_path), (1280, 720)) == (15, 60)
+    assert image_tokens("Qwen/Qwen2.5-VL-3B-Instruct", (1280, 720))[0] == 46 * 26  # the hub defaults
