@@ -11,8 +11,8 @@ Qwen2.5-VL image processor at the real model's pixel limits (3,136 to 12,845,056
 is about 1,200 visual tokens). A random model rarely samples its end-of-sequence token, so completions run to
 the full budget: the slowest case. Text prompts tokenise into more tokens than with Qwen's tokenizer.
 
-``--env clickbox`` swaps the config's env for ``ClickBox-v0`` at the config env's screen size (1280 x 720 for
-the GuiWebGround configs: the same 1,196 visual tokens a screenshot, drawn in numpy, no browser), keeping its
+``--env clickbox`` swaps the config's env for ``ClickBox-v0`` at the GuiWebGround configs' screen size (1280 x
+720, :data:`VIEWPORT`: the same 1,196 visual tokens a screenshot, drawn in numpy, no browser), keeping its
 reward, batch, completion budget and everything else: what ``benchmarks/gpu_check.sh`` runs on a GPU machine
 without Chromium.
 
@@ -49,6 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 ROOT = Path(__file__).resolve().parents[1]
 #: The real-size GRPO configs the check runs by default.
 CONFIGS = ("configs/grpo_ssl_qwen25vl3b_webground.yaml", "configs/grpo_sca_qwen25vl3b_webground.yaml")
+#: ``--env clickbox``'s screen size, ``(width, height)`` pixels: the GuiWebGround configs' viewport. A constant,
+#: not read from GuiWebGround-v0's class, because importing that needs playwright, which the GPU machine lacks
+#: (``tests/trainers/test_gpu_check.py`` holds the two equal).
+VIEWPORT = (1280, 720)
 #: Qwen2.5-VL's image processor limits, pixels (the hub model's preprocessor_config.json).
 MIN_PIXELS, MAX_PIXELS = 56 * 56, 28 * 28 * 16384
 #: ``--size tiny``: the hub architecture cut down to a CPU-fast one (text, then vision fields).
@@ -95,7 +99,7 @@ def load_config(args: argparse.Namespace, model: Path, out: Path) -> Any:
     if args.dtype:
         overrides.append(f"dtype={args.dtype}")
     if args.env == "clickbox":
-        overrides += clickbox_overrides(config_path(args))
+        overrides += clickbox_overrides()
     return GRPOConfig.from_yaml(config_path(args), [*overrides, *args.set])
 
 
@@ -111,17 +115,9 @@ def model_id(args: argparse.Namespace) -> str:
     return str(yaml.safe_load(config_path(args).read_text())["model"])
 
 
-def clickbox_overrides(path: Path) -> list[str]:
-    """Config overrides that put ``ClickBox-v0`` in place of the config's env, at that env's screenshot size."""
-    import yaml
-
-    from trainers.memory_plan import env_viewport
-
-    values = yaml.safe_load(path.read_text())
-    viewport = env_viewport(values["env_id"], values.get("env_kwargs") or {})
-    if viewport is None:
-        raise ValueError(f"{values['env_id']} names no screenshot size; run it with --env config")
-    return ["env_id=ClickBox-v0", f"env_kwargs={{viewport: [{viewport[0]}, {viewport[1]}]}}"]
+def clickbox_overrides() -> list[str]:
+    """Config overrides that put ``ClickBox-v0`` in place of the config's env, at :data:`VIEWPORT`."""
+    return ["env_id=ClickBox-v0", f"env_kwargs={{viewport: [{VIEWPORT[0]}, {VIEWPORT[1]}]}}"]
 
 
 def build(model: str, out: Path, size: str, device: str) -> Path:
