@@ -461,11 +461,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
 def phase_plan(config: Any) -> Any:
     """The run's :class:`trainers.memory_plan.MemoryPlan` (one device), or ``None`` where none can be made."""
-    from trainers.memory_plan import _UNPLANNABLE, grpo_plan
+    from trainers.memory_plan import UNPLANNABLE, grpo_plan
 
     try:
         return grpo_plan(config)
-    except _UNPLANNABLE as exc:
+    except UNPLANNABLE as exc:
         print(f"memory plan: none ({exc})")
         return None
 

@@ -384,7 +384,7 @@ def device_budget_gib(setting: float | None, device: Any) -> float | None:
 
 
 #: What reading a model the plan cannot handle raises (no config offline, an architecture without the fields).
-_UNPLANNABLE = (OSError, ValueError, AttributeError, KeyError, TypeError)
+UNPLANNABLE = (OSError, ValueError, AttributeError, KeyError, TypeError)
 
 
 def check_memory_plan(config: Any, device: Any, world: int = 1, verbose: bool = True) -> MemoryPlan | None:
@@ -398,7 +398,7 @@ def check_memory_plan(config: Any, device: Any, world: int = 1, verbose: bool = 
     budget = device_budget_gib(config.device_memory_gib, device)
     try:
         memory = grpo_plan(config, world)
-    except _UNPLANNABLE as exc:
+    except UNPLANNABLE as exc:
         if config.device_memory_gib is not None:
             raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
         if verbose:
