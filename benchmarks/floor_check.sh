@@ -34,10 +34,11 @@ if ! "$VPY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '
         jinja2 fsspec
     }
 fi
-# The image's versions; the rest of what the tests import at whatever pip resolves (torch stays as installed).
+# The image's versions; the rest of what the tests import at whatever pip resolves (torch stays as installed);
+# playwright (no browser) because the memory plan reads GuiWebGround-v0's screen size from its class.
 "$VPY" -m pip install --quiet $(pins transformers accelerate huggingface-hub tokenizers safetensors) pyyaml pillow \
   scipy rich tqdm typer pytest pytest-timeout hypothesis pyarrow pandas psutil matplotlib tensorboard peft xxhash \
-  cloudpickle requests -c <("$VPY" -c "import torch; print('torch==' + torch.__version__.split('+')[0])")
+  cloudpickle requests playwright greenlet -c <("$VPY" -c "import torch; print('torch==' + torch.__version__.split('+')[0])")
 "$PY" benchmarks/gpu_wheels.py download
 "$VPY" -m pip install --quiet --no-index --no-deps --find-links .gpu-wheels \
   $("$PY" -c "import sys; sys.path.insert(0, 'benchmarks'); import gpu_wheels as g; print(' '.join(g.WHEELS))")
