@@ -5,9 +5,9 @@
 # datasets: .gpu-wheels, from 'python benchmarks/gpu_wheels.py download'), in a second virtual environment.
 #   bash benchmarks/floor_check.sh                 # FLOOR_VENV (default .venv-floor, ignored by git) is made once
 #   FLOOR_VENV=/work/venv-old bash benchmarks/floor_check.sh -x -q    # extra arguments go to pytest
-# Torch: the CPU build from PyTorch's index where it is reachable; otherwise PyPI's CUDA build of 2.11.0 without
-# its dependencies, plus the CUDA libraries its libtorch_cuda.so links (about 2 GiB installed, from pip's
-# configured index or find-links): torch then imports and runs on the CPU. Python is this machine's python3 (the
+# Torch and torchvision: the CPU builds from PyTorch's index where it is reachable; otherwise PyPI's CUDA builds
+# (the image's own) without their dependencies, plus the CUDA libraries libtorch_cuda.so links (about 2 GiB
+# installed, from pip's configured index or find-links): torch then imports and runs on the CPU. Python is this machine's python3 (the
 # image's is 3.12; numpy's recorded 2.5.2 needs 3.12, so numpy is left to pip).
 # Then runs the tests below, and the CPU dry run of gpu_check.sh with this venv's Python (its image stand-in
 # then holds these versions).
@@ -22,11 +22,15 @@ pins() {  # the image's recorded versions of the named packages, as pip requirem
 print(' '.join(f'{n}=={g.IMAGE_VERSIONS[n]}' for n in sys.argv[1:]))" "$@"
 }
 TORCH=$(pins torch)
-if ! "$VPY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '${TORCH#torch==}')" 2>/dev/null; then
-  "$VPY" -m pip install --quiet --timeout 20 --retries 0 "$TORCH" --index-url https://download.pytorch.org/whl/cpu \
+VISION=$(pins torchvision)  # the image has it: gpu_check.py then builds the full Qwen2.5-VL processor, as there
+if ! "$VPY" -c "import torch, torchvision, sys
+sys.exit(torch.__version__.split('+')[0] != '${TORCH#torch==}' or torchvision.__version__.split('+')[0] != '${VISION#torchvision==}')" \
+    2>/dev/null; then
+  "$VPY" -m pip install --quiet --timeout 20 --retries 0 "$TORCH" "$VISION" \
+    --index-url https://download.pytorch.org/whl/cpu \
     || {
       # The CUDA build, with the libraries libtorch_cuda.so needs at import (readelf -d: NEEDED), none of it used.
-      "$VPY" -m pip install --quiet --no-deps "$TORCH"
+      "$VPY" -m pip install --quiet --no-deps "$TORCH" "$VISION"
       "$VPY" -m pip install --quiet --no-deps nvidia-cuda-runtime nvidia-cublas nvidia-cudnn-cu13 nvidia-cufft \
         nvidia-cufile nvidia-curand nvidia-cusparse nvidia-cusparselt-cu13 nvidia-nccl-cu13 nvidia-nvjitlink \
         nvidia-nvshmem-cu13

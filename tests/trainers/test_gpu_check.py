@@ -1,6 +1,7 @@
 """``benchmarks/gpu_check.py``'s Python path on CPU: the real-size SSL config (GuiWebGround-v0 screenshots, its reward,
 KL reference and gradient checkpointing) with its architecture cut down to a tiny one, one step of a small batch;
-``benchmarks/gpu_check.sh`` runs the same ``main`` per config and sampler with the real architecture on a GPU."""
+``benchmarks/gpu_check.sh`` runs the same ``main`` with the real architecture on a GPU, on ``ClickBox-v0`` at the
+same screen size (``--env clickbox``; its dry run: ``test_gpu_check_dry_run.py``)."""
 
 from __future__ import annotations
 
