@@ -365,7 +365,8 @@ def main(argv: list[str] | None = None) -> None:
         folder = Path(args.dir)
         lines = {"download": download, "closure": closure, "size": lambda f: [size(f)]}[args.command](folder)
     for line in lines:
-        print(f"gpu_wheels {args.command}: {line}")
+        # closure's and size's own lines start with their names (download prints both kinds)
+        print(f"gpu_wheels {line}" if line.startswith(f"{args.command}:") else f"gpu_wheels {args.command}: {line}")
 
 
 if __name__ == "__main__":
