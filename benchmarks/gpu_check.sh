@@ -56,6 +56,8 @@ OUT=${GPU_CHECK_OUT:-$(mktemp -d -t gpu-check-XXXXXX)}
 # sys.prefix; elsewhere it pickles the module by value, and pyarrow's classes then fail.
 SITE=$(mktemp -d -t gpu-check-XXXXXX)/site-packages
 mkdir "$SITE"
+IMAGE=""
+trap 'rm -rf "$(dirname "$SITE")" ${IMAGE:+"$(dirname "$IMAGE")"}' EXIT  # the installs, not the runs in OUT
 export PYTHONUNBUFFERED=1
 start=$SECONDS
 
@@ -89,4 +91,4 @@ echo "gpu_check: GRPO part done at $((SECONDS - start)) s"
 if [[ "${TRL:-1}" != 0 ]]; then
   "${RUN[@]}" benchmarks/trl_gpu_check.py --out "$OUT" --config configs/trl/grpo_clickbox_gpu_check.yaml "${TRL_ARGS[@]}"
 fi
-echo "gpu_check: done in $((SECONDS - start)) s ($([[ $DRY == 1 ]] && echo 'CPU dry run' || echo 'GPU'))"
+echo "gpu_check: done in $((SECONDS - start)) s ($([[ $DRY == 1 ]] && echo 'CPU dry run' || echo 'GPU')); models and runs in $OUT"
