@@ -37,7 +37,7 @@
 #   cut to 2 layers of width 64, 2 x 2 rollouts of 8 tokens, 1 TRL step of 2 rollouts), the same wheel install
 #   into a fresh empty --target with no index, and Python run with -S over a stand-in for the image's
 #   site-packages (gpu_wheels.py image-site: only the packages the image has), so a module only this machine has
-#   is missing as it would be there. tests/benchmarks/test_gpu_check_sh.py runs it.
+#   is missing as it would be there. tests/trainers/test_gpu_check_dry_run.py runs it.
 # Environment: PYTHON (default python3), GPU_WHEELS (the wheel folder, default .gpu-wheels), GPU_CHECK_OUT (where
 #   models and runs go, default a temporary folder), STEPS (GRPO steps, default 2), TRL (0 skips the TRL step).
 #   Arguments after the options go to benchmarks/gpu_check.py (e.g. --set max_new_tokens=128).
