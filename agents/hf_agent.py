@@ -276,8 +276,12 @@ def load_processor(path: str | None, trust_remote_code: bool) -> Any:
         raise ModelLoadError("pass processor= (a tokenizer or processor) together with a loaded model")
     from transformers import AutoProcessor, AutoTokenizer
 
-    _register_image_only_processor(path)
+    image_only = _image_only_processor_class(path)
     try:
+        if image_only is not None:
+            # Loaded by its own class: transformers before 5.2x ignores AutoProcessor.register for a config class of
+            # its own (Qwen2_5_VLConfig), and AutoProcessor then returns the bare tokenizer (seen on 5.17).
+            return image_only.from_pretrained(path)
         processor = AutoProcessor.from_pretrained(path, trust_remote_code=trust_remote_code)
     except Exception as processor_error:  # text-only checkpoints may have no processor config
         try:
@@ -290,20 +294,21 @@ def load_processor(path: str | None, trust_remote_code: bool) -> Any:
     return processor
 
 
-def _register_image_only_processor(path: str) -> None:
-    """Register the image-only Qwen-VL processor (:mod:`agents.tiny_models`) that a local folder's processor
-    config names, so that ``AutoProcessor`` finds its class without torchvision; other folders are untouched."""
+def _image_only_processor_class(path: str) -> Any:
+    """The image-only Qwen-VL processor class (:mod:`agents.tiny_models`, no torchvision) that a local folder's
+    processor config names, registered with ``AutoProcessor`` too; ``None`` for any other folder."""
     config = Path(path) / "processor_config.json"
     if not config.is_file():
-        return
+        return None
     try:
         name = json.loads(config.read_text()).get("processor_class")
     except (OSError, ValueError, AttributeError):
-        return  # AutoProcessor reports an unreadable config itself
+        return None  # AutoProcessor reports an unreadable config itself
     from agents.tiny_models import IMAGE_ONLY_PROCESSORS, image_only_qwen2_vl_processor_class
 
     if name in IMAGE_ONLY_PROCESSORS:
-        image_only_qwen2_vl_processor_class(IMAGE_ONLY_PROCESSORS[name])
+        return image_only_qwen2_vl_processor_class(IMAGE_ONLY_PROCESSORS[name])
+    return None
 
 
 def load_model(path: str, vision: bool, dtype: Any, trust_remote_code: bool) -> Any:

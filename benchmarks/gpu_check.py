@@ -11,21 +11,31 @@ Qwen2.5-VL image processor at the real model's pixel limits (3,136 to 12,845,056
 is about 1,200 visual tokens). A random model rarely samples its end-of-sequence token, so completions run to
 the full budget: the slowest case. Text prompts tokenise into more tokens than with Qwen's tokenizer.
 
+``--env clickbox`` swaps the config's env for ``ClickBox-v0`` at the GuiWebGround configs' screen size (1280 x
+720, :data:`VIEWPORT`: the same 1,196 visual tokens a screenshot, drawn in numpy, no browser), keeping its
+reward, batch, completion budget and everything else: what ``benchmarks/gpu_check.sh`` runs on a GPU machine
+without Chromium.
+
 ``--decoder`` picks the sampler: ``hf`` (Hugging Face ``generate``) or ``vllm`` (the colocated engine,
 :mod:`agents.vllm_generator`). ``--size tiny`` shrinks the architecture (hidden 64, 2 layers; vision 2 blocks
 of width 32; images up to 112 x 112) for the CPU smoke test of the same path
 (``tests/trainers/test_gpu_check.py``).
 
-Printed per step: seconds of rollout, scoring and update (with vLLM the update includes pushing the new weights
-into the engine); generated tokens and their rate (over the rollout);
-the peak memory torch allocated in the rollout and in the update (``torch.cuda.max_memory_allocated``, reset at
-each phase's start); then the device's peak used memory over the run (``cudaMemGetInfo`` polled every 0.2 s:
-it includes what vLLM allocates outside torch's counters, and other processes).
+Printed per step and phase (rollout; log-probs: the old and reference log-probs, from the update's start to its
+first pass with gradients; update: the rest, with vLLM including pushing the new weights into the engine):
+seconds, the rollout's generated tokens and their rate, the peak memory torch allocated
+(``torch.cuda.max_memory_allocated``, reset at each phase's start) beside the memory plan's figure for the phase
+(:meth:`trainers.memory_plan.MemoryPlan.phases`) and their ratio. Then the prompt length measured against the
+plan's, the fraction of weights that moved over the steps (the model's own, and the fp32 master copies that
+AdamW steps, against the saved initial weights), and the device's peak used memory over the run
+(``cudaMemGetInfo`` polled every 0.2 s: it includes what vLLM allocates outside torch's counters, and other
+processes).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import sys
 import tempfile
@@ -39,6 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 ROOT = Path(__file__).resolve().parents[1]
 #: The real-size GRPO configs the check runs by default.
 CONFIGS = ("configs/grpo_ssl_qwen25vl3b_webground.yaml", "configs/grpo_sca_qwen25vl3b_webground.yaml")
+#: ``--env clickbox``'s screen size, ``(width, height)`` pixels: the GuiWebGround configs' viewport. A constant,
+#: not read from GuiWebGround-v0's class, because importing that needs playwright, which the GPU machine lacks
+#: (``tests/trainers/test_gpu_check.py`` holds the two equal).
+VIEWPORT = (1280, 720)
 #: Qwen2.5-VL's image processor limits, pixels (the hub model's preprocessor_config.json).
 MIN_PIXELS, MAX_PIXELS = 56 * 56, 28 * 28 * 16384
 #: ``--size tiny``: the hub architecture cut down to a CPU-fast one (text, then vision fields).
@@ -55,6 +69,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default=CONFIGS[0], help="GRPO config file (a real-size one)")
     parser.add_argument("--decoder", default="hf", choices=("hf", "loop", "vllm"), help="the sampler")
+    parser.add_argument("--env", default="config", choices=("config", "clickbox"),
+                        help="the config's env, or ClickBox-v0 at its screen size (no browser)")  # fmt: skip
     parser.add_argument(
         "--size", default="real", choices=("real", "tiny"), help="the config's architecture, or tiny"
     )
@@ -69,6 +85,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--out", default=None, help="folder for the model and the runs (default: a temporary one)"
     )
     parser.add_argument("--build-only", action="store_true", help="build and save the model, then exit")
+    parser.add_argument("--random-advantages", action="store_true",
+                        help="seeded noise in place of the estimator's advantages (a random model's are all zero)")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -80,15 +98,26 @@ def load_config(args: argparse.Namespace, model: Path, out: Path) -> Any:
                  "progress=false", "plot=false", f"decoder={args.decoder}", f"device={args.device}"]  # fmt: skip
     if args.dtype:
         overrides.append(f"dtype={args.dtype}")
-    return GRPOConfig.from_yaml(ROOT / args.config if not Path(args.config).is_absolute() else args.config,
-                                [*overrides, *args.set])  # fmt: skip
+    if args.env == "clickbox":
+        overrides += clickbox_overrides()
+    return GRPOConfig.from_yaml(config_path(args), [*overrides, *args.set])
+
+
+def config_path(args: argparse.Namespace) -> Path:
+    """``--config`` as a path (relative ones from the repository root)."""
+    return Path(args.config) if Path(args.config).is_absolute() else ROOT / args.config
 
 
 def model_id(args: argparse.Namespace) -> str:
     """The hub id the config file names."""
     import yaml
 
-    return str(yaml.safe_load((ROOT / args.config).read_text())["model"])
+    return str(yaml.safe_load(config_path(args).read_text())["model"])
+
+
+def clickbox_overrides() -> list[str]:
+    """Config overrides that put ``ClickBox-v0`` in place of the config's env, at :data:`VIEWPORT`."""
+    return ["env_id=ClickBox-v0", f"env_kwargs={{viewport: [{VIEWPORT[0]}, {VIEWPORT[1]}]}}"]
 
 
 def build(model: str, out: Path, size: str, device: str) -> Path:
@@ -151,36 +180,86 @@ def processor(tokenizer: Any, max_pixels: int) -> Any:
                                chat_template=CHAT_TEMPLATE)  # fmt: skip
 
 
-class PhasePeaks:
-    """Peak torch-allocated bytes of each rollout and update call of :func:`trainers.grpo.train`, by wrapping the
-    two functions it calls (``collect_groups``, ``update``) for the duration of a ``with`` block; on CPU, nothing
-    is recorded."""
+class Phases:
+    """Seconds and peak torch-allocated bytes of each phase of every step of :func:`trainers.grpo.train`.
 
-    PHASES = {"rollout": "collect_groups", "update": "update"}
+    For the duration of a ``with`` block it wraps the functions ``train`` calls: ``collect_groups`` (the
+    rollout), ``update`` (split at its first log-prob pass with gradients into ``log-probs``, the old and
+    reference log-probs with the batch's encoding, and ``update``, the rest), ``completion_logprobs`` (that split,
+    and the longest padded prompt it scores, image tokens included) and ``adamw_with_warmup`` (to keep the
+    optimiser, whose fp32 masters :func:`weights_moved` reads). On CUDA each mark synchronises first and resets
+    the peak; on CPU no peaks are recorded.
+    """
+
+    NAMES = ("rollout", "log-probs", "update")
 
     def __init__(self, cuda: bool) -> None:
         self.cuda = cuda
-        self.peaks: dict[str, list[int]] = {phase: [] for phase in self.PHASES}
+        #: One dict per step: phase -> {"s": seconds, "peak": bytes (CUDA only)}.
+        self.steps: list[dict[str, dict[str, float]]] = []
+        self.prompt_tokens = 0
+        self.optimizer: Any = None
+        self._open: tuple[str, float] | None = None
 
-    def __enter__(self) -> PhasePeaks:
+    def _start(self, phase: str) -> None:
+        import torch
+
+        if self.cuda:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        self._open = (phase, time.perf_counter())
+
+    def _stop(self) -> None:
+        import torch
+
+        if self._open is None:
+            return
+        if self.cuda:
+            torch.cuda.synchronize()
+        phase, start = self._open
+        record: dict[str, float] = {"s": time.perf_counter() - start}
+        if self.cuda:
+            record["peak"] = torch.cuda.max_memory_allocated()
+        self.steps[-1][phase] = record
+        self._open = None
+
+    def __enter__(self) -> Phases:
         import torch
 
         import trainers.grpo as grpo
 
-        self._saved = {name: getattr(grpo, name) for name in self.PHASES.values()}
-        for phase, name in self.PHASES.items():
+        names = ("collect_groups", "update", "completion_logprobs", "adamw_with_warmup")
+        self._saved = {name: getattr(grpo, name) for name in names}
+        saved = self._saved
 
-            def wrapped(*a: Any, _f: Any = self._saved[name], _phase: str = phase, **k: Any) -> Any:
-                if self.cuda:
-                    torch.cuda.synchronize()
-                    torch.cuda.reset_peak_memory_stats()
-                result = _f(*a, **k)
-                if self.cuda:
-                    torch.cuda.synchronize()
-                    self.peaks[_phase].append(torch.cuda.max_memory_allocated())
-                return result
+        def rollout(*a: Any, **k: Any) -> Any:
+            self.steps.append({})
+            self._start("rollout")
+            result = saved["collect_groups"](*a, **k)
+            self._stop()
+            return result
 
-            setattr(grpo, name, functools.wraps(self._saved[name])(wrapped))
+        def update(*a: Any, **k: Any) -> Any:
+            self._start("log-probs")
+            result = saved["update"](*a, **k)
+            self._stop()  # "update", or "log-probs" when no pass with gradients ran (no samples)
+            return result
+
+        def logprobs(*a: Any, **k: Any) -> Any:
+            batch = a[1] if len(a) > 1 else k.get("batch")
+            self.prompt_tokens = max(self.prompt_tokens, int(getattr(batch, "prompt_len", 0)))
+            if self._open is not None and self._open[0] == "log-probs" and torch.is_grad_enabled():
+                self._stop()
+                self._start("update")
+            return saved["completion_logprobs"](*a, **k)
+
+        def optimiser(*a: Any, **k: Any) -> Any:
+            result = saved["adamw_with_warmup"](*a, **k)
+            self.optimizer = result[0]
+            return result
+
+        for name, f in zip(names, (rollout, update, logprobs, optimiser), strict=True):
+            setattr(grpo, name, functools.wraps(saved[name])(f))
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -188,6 +267,77 @@ class PhasePeaks:
 
         for name, f in self._saved.items():
             setattr(grpo, name, f)
+
+
+class RandomAdvantages:
+    """Within a ``with`` block, :func:`trainers.grpo.train`'s estimator returns seeded standard-normal advantages,
+    centred per group, instead of its own.
+
+    Why: a random model writes no parsable click, so every rollout of a group gets the same reward, GRPO's
+    advantages are all zero and so is the update's gradient (the KL term's too, while the policy equals its
+    reference): no weight would move, whatever the precision. The update's cost (shapes, passes, optimiser)
+    does not depend on the values, so the check keeps the config's work and gets a gradient to move weights by;
+    the learning signal is noise. Per-step rewards (``step_rewards``) are not supported.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        import numpy as np
+
+        self.rng = np.random.default_rng(seed)
+
+    def __enter__(self) -> RandomAdvantages:
+        import trainers.grpo as grpo
+
+        self._saved = grpo.get_estimator
+
+        def get_estimator(name: str) -> Any:
+            def estimator(batch: Any, **_: Any) -> Any:
+                adv = self.rng.standard_normal(batch.rewards.shape)  # (G, N)
+                return adv - adv.mean(axis=-1, keepdims=True)
+
+            return estimator
+
+        grpo.get_estimator = get_estimator
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import trainers.grpo as grpo
+
+        grpo.get_estimator = self._saved
+
+
+def weights_moved(model: Any, optimizer: Any, folder: Path) -> dict[str, float]:
+    """Fractions of parameter elements that differ from the initial weights saved in ``folder``: ``weights`` (the
+    model's own, in its dtype) and ``masters`` (the fp32 copies a :class:`trainers.precision.MasterWeightAdamW`
+    steps; an fp32 parameter is its own master), each also outside the token embedding (``*_no_embedding``: the
+    rows of tokens never sampled get no gradient, and they are most of a tiny model's parameters).
+
+    The initial model is loaded on the CPU (the saved file's names are the checkpoint's, not the module's, so it
+    is loaded as ``from_pretrained`` maps them) and compared one parameter at a time on the model's device.
+    """
+    import torch
+
+    initial = dict(type(model).from_pretrained(folder, dtype="auto").named_parameters())
+    masters = {}
+    if hasattr(optimizer, "master_state"):
+        masters = {id(p): m for p, m in zip(optimizer.model_params, optimizer.master_state(), strict=True)}
+    embedding = model.get_input_embeddings().weight
+    n = {"weights": 0, "masters": 0, "all": 0, "weights_no_embedding": 0, "masters_no_embedding": 0, "rest": 0}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            init = initial[name].to(p.device, p.dtype)  # as the run loaded it (a master starts as this, upcast)
+            master = masters.get(id(p), p)
+            moved_w = int((p != init).sum())
+            moved_m = int((master != init.to(master.dtype)).sum())
+            n["weights"] += moved_w
+            n["masters"] += moved_m
+            n["all"] += p.numel()
+            if p is not embedding:
+                n["weights_no_embedding"] += moved_w
+                n["masters_no_embedding"] += moved_m
+                n["rest"] += p.numel()
+    return {key: n[key] / n["all" if "no_embedding" not in key else "rest"]
+            for key in ("weights", "masters", "weights_no_embedding", "masters_no_embedding")}  # fmt: skip
 
 
 class DevicePeak:
@@ -256,25 +406,50 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     from trainers.grpo import train
 
     start = time.perf_counter()
-    with DevicePeak(cuda) as device_peak, PhasePeaks(cuda) as phases:
-        history = train(config)["history"]
+    noise = RandomAdvantages(config.seed) if args.random_advantages else contextlib.nullcontext()
+    with DevicePeak(cuda) as device_peak, Phases(cuda) as phases, noise:
+        result = train(config)
     wall = time.perf_counter() - start
+    history = result["history"]
     from accelerate import PartialState
 
     if not PartialState().is_main_process:
         return history
     where = torch.cuda.get_device_name() if cuda else args.device
-    print(f"gpu_check: {args.config} ({args.size} {model_id(args)}, random weights) on {where}, decoder={args.decoder}, "
-          f"{config.dtype}, {config.groups_per_step}x{config.group_size} rollouts, up to {config.max_new_tokens} new "
-          f"tokens, gradient checkpointing {config.gradient_checkpointing}, beta {config.beta}")  # fmt: skip
+    print(f"gpu_check: {args.config} ({args.size} {model_id(args)}, random weights) on {where}, {config.env_id} "
+          f"{config.env_kwargs or ''}, decoder={args.decoder}, {config.dtype}, {config.groups_per_step}x"
+          f"{config.group_size} rollouts, up to {config.max_new_tokens} new tokens, gradient checkpointing "
+          f"{config.gradient_checkpointing}, beta {config.beta}, advantages "
+          f"{'random (seeded noise)' if args.random_advantages else config.estimator}")  # fmt: skip
+    memory = phase_plan(config)
     rows = []
-    for i, r in enumerate(history):
+    for i, (r, measured) in enumerate(zip(history, phases.steps, strict=True)):
+        planned = memory.phases(optimizer_stepped=i > 0) if memory is not None else {}
         tokens = r["tokens_per_s"] * r["time_rollout"]  # the step's generated tokens
-        peaks = [gib_or_na(phases.peaks[p], i) for p in PhasePeaks.PHASES]
-        rows.append([r["step"], f"{r['time_rollout']:.1f}", f"{r['time_scoring']:.2f}", f"{r['time_update']:.1f}",
-                     f"{tokens:.0f}", f"{r['tokens_per_s']:.1f}", *peaks])  # fmt: skip
-    print_table(["step", "rollout s", "scoring s", "update s", "new tokens", "gen tokens/s", "rollout peak GiB",
-                 "update peak GiB"], rows)  # fmt: skip
+        for phase in Phases.NAMES:
+            m = measured.get(phase, {})
+            r[f"phase_s_{phase}"] = m.get("s", float("nan"))
+            if "peak" in m:
+                r[f"phase_peak_{phase}"] = m["peak"]
+            rate = [f"{tokens:.0f}", f"{r['tokens_per_s']:.1f}"] if phase == "rollout" else ["", ""]
+            plan = planned.get(phase)
+            ratio = f"{m['peak'] / plan:.2f}" if plan and "peak" in m else "n/a"
+            rows.append([r["step"], phase, f"{m.get('s', float('nan')):.2f}", *rate,
+                         gib_or_na([int(m["peak"])] if "peak" in m else [], 0),
+                         f"{plan / GIB:.2f}" if plan else "n/a", ratio])  # fmt: skip
+        rows.append([r["step"], "scoring", f"{r['time_scoring']:.2f}", "", "", "n/a", "n/a", "n/a"])
+    print_table(["step", "phase", "s", "new tokens", "gen tokens/s", "peak GiB", "plan GiB", "peak / plan"], rows)
+    if memory is not None:
+        print("plan per phase: rollout = static + sampling; log-probs = static + inputs (the no-grad passes' own "
+              "activations unplanned); update = static + activations + inputs; step 1's rollout and log-probs "
+              "without gradients and AdamW moments (not allocated before the first optimiser step)")  # fmt: skip
+        print(f"prompt tokens (padded, image included): measured {phases.prompt_tokens}, planned "
+              f"{planned_prompt_tokens(config)}")  # fmt: skip
+    moved = weights_moved(result["model"], phases.optimizer, model)
+    history[-1].update({f"moved_{k}": v for k, v in moved.items()})
+    print(f"weights moved after {len(history)} step(s), against the saved initial weights: {config.dtype} weights {moved['weights']:.2%} ({moved['weights_no_embedding']:.2%} "
+          f"outside the token embedding), fp32 masters {moved['masters']:.2%} "
+          f"({moved['masters_no_embedding']:.2%})")  # fmt: skip
     extra = {k: v for k, v in history[-1].items() if k.startswith("sampler_")}
     if extra:
         print(
@@ -282,6 +457,25 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         )
     print(memory_line(device_peak, wall))
     return history
+
+
+def phase_plan(config: Any) -> Any:
+    """The run's :class:`trainers.memory_plan.MemoryPlan` (one device), or ``None`` where none can be made."""
+    from trainers.memory_plan import UNPLANNABLE, grpo_plan
+
+    try:
+        return grpo_plan(config)
+    except UNPLANNABLE as exc:
+        print(f"memory plan: none ({exc})")
+        return None
+
+
+def planned_prompt_tokens(config: Any) -> str:
+    """The prompt length the plan assumes: the screenshot's visual tokens plus the text allowance."""
+    from trainers.memory_plan import PROMPT_TEXT_TOKENS, env_viewport, image_tokens
+
+    image = image_tokens(config.model, env_viewport(config.env_id, config.env_kwargs))[0]
+    return f"{image + PROMPT_TEXT_TOKENS} ({image} image + {PROMPT_TEXT_TOKENS} text)"
 
 
 if __name__ == "__main__":

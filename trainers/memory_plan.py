@@ -69,6 +69,9 @@ class MemoryPlan:
 
     parts: dict[str, float]
     notes: dict[str, str] = field(default_factory=dict)
+    #: Bytes of ``parts["optimizer"]`` that exist from the optimiser's construction (the fp32 master copy); the
+    #: rest (AdamW's moments) is allocated at the first ``step()``.
+    optimizer_at_start: float = 0.0
 
     @property
     def static(self) -> float:
@@ -79,6 +82,26 @@ class MemoryPlan:
     def total(self) -> float:
         """The peak: the static part plus the larger of the update's activations and the sampler's KV cache."""
         return self.static + max(self.parts["activations"] + self.parts["inputs"], self.parts["sampling"])
+
+    def phases(self, optimizer_stepped: bool = True) -> dict[str, float]:
+        """The plan's bytes at the peak of each phase of a GRPO step, the figures ``benchmarks/gpu_check.py``
+        holds against ``torch.cuda.max_memory_allocated``:
+
+        * ``rollout``: static + sampling (the KV cache);
+        * ``log-probs`` (the old and reference log-probs, no gradients): static + inputs; the no-grad passes' own
+          activations are not counted (see the module docstring);
+        * ``update``: static + activations + inputs.
+
+        Before the first optimiser step (``optimizer_stepped=False``) the rollout and log-probs phases hold no
+        gradients and no AdamW moments yet (only :attr:`optimizer_at_start` of the optimiser part); the update
+        is planned with all of the static part either way.
+        """
+        p = self.parts
+        early = self.static
+        if not optimizer_stepped:
+            early -= p["gradients"] + p["optimizer"] - self.optimizer_at_start
+        return {"rollout": early + p["sampling"], "log-probs": early + p["inputs"],
+                "update": self.static + p["activations"] + p["inputs"]}  # fmt: skip
 
     def table(self) -> str:
         """A printable table, in GiB."""
@@ -126,8 +149,13 @@ def image_tokens(model: str, viewport: tuple[int, int] | None) -> tuple[int, int
         return 0, 0
     lo, hi = QWEN_MIN_PIXELS, QWEN_MAX_PIXELS
     pre = Path(model) / "preprocessor_config.json"
+    joint = Path(model) / "processor_config.json"  # transformers 5 saves the image processor's settings here
+    values = None
     if pre.is_file():
         values = json.loads(pre.read_text())
+    elif joint.is_file():
+        values = json.loads(joint.read_text()).get("image_processor")
+    if values:
         size = values.get("size") or {}
         lo = int(values.get("min_pixels", size.get("shortest_edge", lo)))
         hi = int(values.get("max_pixels", size.get("longest_edge", hi)))
@@ -167,7 +195,8 @@ def env_viewport(env_id: str, env_kwargs: dict[str, Any]) -> tuple[int, int] | N
             else None
         )
         if param is not None and param.default is not inspect.Parameter.empty:
-            return tuple(param.default)  # type: ignore[return-value]
+            # ``None``: the env's own size otherwise (ClickBox's square canvas_px): no screenshot size named.
+            return None if param.default is None else tuple(param.default)  # type: ignore[return-value]
     return None
 
 
@@ -283,7 +312,7 @@ def plan(
     notes["inputs"] = f"{whose} encoded samples' fp32 pixel values" if patches else "token ids only"
     parts["sampling"] = float(sampling_sequences * seq * 2 * layers * kv * w)
     notes["sampling"] = f"KV cache of {sampling_sequences} sequences x {seq} tokens"
-    return MemoryPlan(parts, notes)
+    return MemoryPlan(parts, notes, optimizer_at_start=n_train * 4.0 if master else 0.0)
 
 
 def grpo_plan(config: Any, world_size: int = 1) -> MemoryPlan:
@@ -355,7 +384,7 @@ def device_budget_gib(setting: float | None, device: Any) -> float | None:
 
 
 #: What reading a model the plan cannot handle raises (no config offline, an architecture without the fields).
-_UNPLANNABLE = (OSError, ValueError, AttributeError, KeyError, TypeError)
+UNPLANNABLE = (OSError, ValueError, AttributeError, KeyError, TypeError)
 
 
 def check_memory_plan(config: Any, device: Any, world: int = 1, verbose: bool = True) -> MemoryPlan | None:
@@ -369,7 +398,7 @@ def check_memory_plan(config: Any, device: Any, world: int = 1, verbose: bool = 
     budget = device_budget_gib(config.device_memory_gib, device)
     try:
         memory = grpo_plan(config, world)
-    except _UNPLANNABLE as exc:
+    except UNPLANNABLE as exc:
         if config.device_memory_gib is not None:
             raise MemoryPlanError(f"device_memory_gib is set but no memory plan can be made: {exc}") from exc
         if verbose:

@@ -43,12 +43,13 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
     ## Layout (drawn per seed)
 
     ``n_boxes`` distinct labels from ``0-9`` and distinct colours; each box a rectangle with sides drawn
-    uniformly from ``[min_side, max_side]`` pixels, at a uniform position on the ``canvas_px x canvas_px``
-    canvas, at least 2 pixels from every other box; one box, drawn uniformly, is the target.
+    uniformly from ``[min_side, max_side]`` pixels, at a uniform position on the ``W x H`` canvas (``W = H =
+    canvas_px``, or ``(W, H) = viewport``), at least 2 pixels from every other box; one box, drawn uniformly, is
+    the target.
 
     ## Observation
 
-    ``Dict``: ``screenshot`` (H, W, 3) uint8 with ``H = W = canvas_px`` pixels, a light background and each
+    ``Dict``: ``screenshot`` (H, W, 3) uint8 (the canvas's pixels), a light background and each
     box a flat colour with a 1-pixel dark border (labels are not drawn in v0: a pixel-only agent sees the
     colours, the labels are in ``elements``); ``elements`` (``Text``: a JSON list, as in ``GuiWeb-v0``), one
     dict per box in a seeded order unrelated to the target: ``id`` (1-based), ``role`` ``"box"``, ``text``
@@ -92,7 +93,9 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     ## Version history
 
-    * v0: first version; ``target_by="colour"`` added later (the default observation unchanged).
+    * v0: first version; ``target_by="colour"`` and ``viewport`` (a non-square canvas, e.g. the 1280 x 720
+      screenshots of the 3B GRPO configs for ``benchmarks/gpu_check.sh``) added later, the default observation
+      unchanged.
 
     Args:
         n_boxes: boxes per layout (1-6; with 1 there is no distractor: where the box is, not which, is the task,
@@ -103,6 +106,9 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             pixels wide (the ``box`` output format's 5 x 5 grid of 20-pixel cells, with the defaults) has a
             cell centre inside every box, so a cell-naming policy can hit any target.
         max_side: largest box side in pixels (>= min_side).
+        viewport: ``(width, height)`` of a non-square canvas in pixels, used instead of ``canvas_px`` (each side
+            >= 2 * max_side, the same 55% cover limit); ``None`` (default): ``canvas_px`` square. The name is
+            the browser envs' keyword, so :func:`trainers.memory_plan.env_viewport` reads the screenshot size.
         target_by: ``"label"`` (the default: the label, boxes listed in ``elements``) or ``"colour"`` (the
             colour, boxes withheld: a pixel-only task).
         render_mode: ``"rgb_array"`` or ``None``.
@@ -118,6 +124,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         max_side: int = 34,
         target_by: str = "label",
         render_mode: str | None = None,
+        viewport: tuple[int, int] | None = None,
     ) -> None:
         if target_by not in TARGET_BY:
             raise ValueError(f"target_by must be one of {TARGET_BY}, got {target_by!r}")
@@ -129,23 +136,33 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             )
         if not 4 <= min_side <= max_side:
             raise ValueError(f"need 4 <= min_side <= max_side, got min_side={min_side}, max_side={max_side}")
-        if canvas_px < 2 * max_side:
+        if viewport is None:
+            width = height = canvas_px
+            if canvas_px < 2 * max_side:
+                raise ValueError(
+                    f"canvas_px={canvas_px} must be >= 2 * max_side = {2 * max_side} so the boxes fit"
+                )
+        else:
+            width, height = (int(v) for v in viewport)
+            if min(width, height) < 2 * max_side:
+                raise ValueError(
+                    f"viewport={tuple(viewport)} must be >= 2 * max_side = {2 * max_side} pixels a side so the "
+                    "boxes fit"
+                )
+        if n_boxes * (max_side + _GAP) ** 2 > _MAX_DENSITY * width * height:
+            need = int(np.ceil((n_boxes / _MAX_DENSITY) ** 0.5 * (max_side + _GAP)))
             raise ValueError(
-                f"canvas_px={canvas_px} must be >= 2 * max_side = {2 * max_side} so the boxes fit"
-            )
-        if n_boxes * (max_side + _GAP) ** 2 > _MAX_DENSITY * canvas_px**2:
-            raise ValueError(
-                f"{n_boxes} boxes of up to {max_side} pixels are too crowded on a {canvas_px}-pixel canvas to place "
-                f"at random: raise canvas_px to {int(np.ceil((n_boxes / _MAX_DENSITY) ** 0.5 * (max_side + _GAP)))} "
-                "or lower max_side or n_boxes"
+                f"{n_boxes} boxes of up to {max_side} pixels are too crowded on a {width} x {height} canvas to place "
+                f"at random: raise canvas_px (or both viewport sides) to {need} or lower max_side or n_boxes"
             )
         self.n_boxes, self.canvas_px, self.min_side, self.max_side = n_boxes, canvas_px, min_side, max_side
+        self.width, self.height = width, height
         self.target_by = target_by
         check_render_mode(type(self), render_mode)
         self.render_mode = render_mode
         self.observation_space = spaces.Dict(
             {
-                "screenshot": spaces.Box(0, 255, (canvas_px, canvas_px, 3), np.uint8),
+                "screenshot": spaces.Box(0, 255, (height, width, 3), np.uint8),
                 "elements": spaces.Text(200 * n_boxes, min_length=0, charset=_CHARSET),
                 "instruction": spaces.Text(64, min_length=0, charset=_CHARSET),
             }
@@ -153,7 +170,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         self.action_space = spaces.Text(256, min_length=0, charset=_CHARSET)
         self.boxes: list[dict[str, Any]] = []
         self.target = 1
-        self._screen = np.zeros((canvas_px, canvas_px, 3), np.uint8)
+        self._screen = np.zeros((height, width, 3), np.uint8)
 
     @guarded_reset
     def reset(
@@ -211,8 +228,8 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
             for _ in range(self.n_boxes):
                 for _ in range(_MAX_TRIES):
                     w, h = (int(v) for v in rng.integers(self.min_side, self.max_side + 1, size=2))
-                    x0 = int(rng.integers(0, self.canvas_px - w + 1))
-                    y0 = int(rng.integers(0, self.canvas_px - h + 1))
+                    x0 = int(rng.integers(0, self.width - w + 1))
+                    y0 = int(rng.integers(0, self.height - h + 1))
                     rect = [x0, y0, x0 + w - 1, y0 + h - 1]
                     if not any(_overlaps(rect, r) for r in rects):
                         rects.append(rect)
@@ -239,7 +256,7 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         }
 
     def _draw(self) -> np.ndarray:
-        img = np.full((self.canvas_px, self.canvas_px, 3), 245, np.uint8)
+        img = np.full((self.height, self.width, 3), 245, np.uint8)
         for box in self.boxes:
             x0, y0, x1, y1 = box["bbox"]
             img[y0 : y1 + 1, x0 : x1 + 1] = 40  # border

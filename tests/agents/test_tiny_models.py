@@ -97,3 +97,21 @@ def test_the_cli_builds_each_architecture_and_refuses_an_unknown_one(tmp_path: P
     bad = runner.invoke(app, ["tiny-model", str(tmp_path / "x"), "--arch", "gpt"], terminal_width=300)
     assert bad.exit_code == 2 and "--arch must be llama, llava or qwen2.5-vl" in bad.output
     assert not (tmp_path / "x").exists()
+
+
+def test_the_image_only_processor_loads_where_auto_processor_ignores_its_registration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # transformers 5.17 (the GPU image's) skips AutoProcessor.register for its own config classes, so AutoProcessor
+    # returned the bare tokenizer and a tiny VLM loaded as a causal LM. Simulated here on any version.
+    from transformers import AutoProcessor
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING
+
+    from agents.hf_agent import load_processor
+
+    path = build_vlm(tmp_path / "vlm", "tiny")
+    monkeypatch.setattr(PROCESSOR_MAPPING, "_extra_content", {})
+    monkeypatch.setattr(AutoProcessor, "register", staticmethod(lambda *a, **k: None))
+    processor = load_processor(str(path), False)
+    assert type(processor).__name__ == "ImageOnlyQwen2_5_VLProcessor"
+    assert processor.image_processor is not None and processor.tokenizer is not None

@@ -1,6 +1,7 @@
 """``benchmarks/gpu_check.py``'s Python path on CPU: the real-size SSL config (GuiWebGround-v0 screenshots, its reward,
 KL reference and gradient checkpointing) with its architecture cut down to a tiny one, one step of a small batch;
-``benchmarks/gpu_check.sh`` runs the same ``main`` per config and sampler with the real architecture on a GPU."""
+``benchmarks/gpu_check.sh`` runs the same ``main`` with the real architecture on a GPU, on ``ClickBox-v0`` at the
+same screen size (``--env clickbox``; its dry run: ``test_gpu_check_dry_run.py``)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,20 @@ def test_vlm_never_emits_image_placeholders(tmp_path: Path) -> None:
     (group,) = gen.generate([conv], [[shot]], SamplingParams(max_new_tokens=40, num_samples=30))
     drawn = [t for g in group for t in g.token_ids]
     assert len(drawn) > 400 and not set(drawn) & set(gen.suppress_ids)
+
+
+def test_clickbox_screen_size_is_the_webground_configs() -> None:
+    # --env clickbox keeps the screen size as a constant (importing GuiWebGround-v0 needs playwright, which the
+    # GPU machine lacks); this holds it equal to what the 3B configs' env renders.
+    pytest.importorskip("playwright")
+    import yaml
+
+    from trainers.memory_plan import env_viewport
+
+    spec = importlib.util.spec_from_file_location("gpu_check", ROOT / "benchmarks/gpu_check.py")
+    assert spec is not None and spec.loader is not None
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    for name in gpu_check.CONFIGS:
+        values = yaml.safe_load((ROOT / name).read_text())
+        assert env_viewport(values["env_id"], values.get("env_kwargs") or {}) == gpu_check.VIEWPORT, name

@@ -120,3 +120,34 @@ def test_layer_activation_formula_matches_what_autograd_saves() -> None:
     per_layer = (saved_bytes(4) - saved_bytes(2)) / 2
     planned = b * s * _layer_values(h, inter, kv_heads * h // heads) * 2
     assert per_layer == pytest.approx(planned, rel=0.1)
+
+
+def test_phase_figures_add_the_parts_each_phase_holds() -> None:
+    from trainers.memory_plan import MemoryPlan
+
+    # 1 B params of bf16 with fp32 masters: weights 2, gradients 2, optimiser 12 (masters 4 + moments 8),
+    # reference 2 (GB); activations 5, inputs 1, sampling 3.
+    g = 1e9
+    plan = MemoryPlan({"weights": 2 * g, "gradients": 2 * g, "optimizer": 12 * g, "reference": 2 * g,
+                       "activations": 5 * g, "inputs": 1 * g, "sampling": 3 * g}, optimizer_at_start=4 * g)  # fmt: skip
+    assert plan.phases() == {"rollout": 21 * g, "log-probs": 19 * g, "update": 24 * g}
+    # Before the first step: no gradients (2) and no moments (8) in the rollout and log-probs phases.
+    assert plan.phases(optimizer_stepped=False) == {"rollout": 11 * g, "log-probs": 9 * g, "update": 24 * g}
+    assert max(plan.phases().values()) == plan.total  # the update is the plan's peak here
+
+
+def test_master_weights_exist_from_the_start_in_the_3b_plan() -> None:
+    config = GRPOConfig.from_yaml(ROOT / "configs/grpo_ssl_qwen25vl3b_webground.yaml")
+    p = grpo_plan(config)
+    n = p.parts["weights"] / 2  # bf16
+    assert p.optimizer_at_start == pytest.approx(4 * n) and p.parts["optimizer"] == pytest.approx(12 * n)
+
+
+def test_image_tokens_read_a_saved_processor_config(tmp_path: Path) -> None:
+    # transformers 5 saves the image processor inside processor_config.json (no preprocessor_config.json). At
+    # most 12,544 pixels, 1280 x 720 scales by sqrt(921600 / 12544) = 8.57 to 149 x 84: 5 x 3 cells of 28 pixels.
+    (tmp_path / "processor_config.json").write_text(
+        '{"image_processor": {"size": {"longest_edge": 12544, "shortest_edge": 3136}}}'
+    )
+    assert image_tokens(str(tmp_path), (1280, 720)) == (15, 60)
+    assert image_tokens("Qwen/Qwen2.5-VL-3B-Instruct", (1280, 720))[0] == 46 * 26  # the hub defaults

@@ -213,3 +213,27 @@ def test_one_box_is_a_pixel_task_only() -> None:
     assert 0 < sum(wins) / len(wins) < 0.5
     env.reset(seed=4)
     assert env.step(Action.stop())[1] == 0.0
+
+
+def test_a_viewport_gives_a_wide_canvas_that_check_env_accepts_and_the_memory_plan_reads() -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    from trainers.memory_plan import env_viewport, image_tokens
+
+    env = gym.make("ClickBox-v0", viewport=(1280, 720))
+    check_env(env.unwrapped, skip_render_check=True)
+    seen_x1 = 0
+    for seed in range(50):
+        obs, _ = env.reset(seed=seed)
+        assert obs["screenshot"].shape == (720, 1280, 3)
+        for x0, y0, x1, y1 in (b["bbox"] for b in _boxes(obs)):
+            assert 0 <= x0 and x1 < 1280 and 0 <= y0 and y1 < 720
+            seen_x1 = max(seen_x1, x1)
+        assert env.step(env.unwrapped.oracle_action())[1] == 1.0
+    assert seen_x1 >= 720  # boxes use the width beyond the height, not only a square corner
+    # The memory plan reads the screenshot size from env_kwargs: 1280 x 720 is 46 x 26 visual tokens of Qwen2.5-VL.
+    assert env_viewport("ClickBox-v0", {"viewport": [1280, 720]}) == (1280, 720)
+    assert image_tokens("Qwen/Qwen2.5-VL-3B-Instruct", (1280, 720))[0] == 46 * 26
+    assert env_viewport("ClickBox-v0", {}) is None  # the square default names no viewport
+    with pytest.raises(ValueError, match="viewport"):
+        gym.make("ClickBox-v0", viewport=(1280, 60))
