@@ -14,9 +14,10 @@
   (``shuffle_dataset=False``), so step ``k`` plays the ``prompts_per_step`` seeds after those of step ``k - 1`` and
   the seeds cycle over the tasks;
 * **budget**: each optimiser step generates ``prompts_per_step * group_size`` completions (TRL's
-  ``per_device_train_batch_size``, ``num_generations = group_size``), each one episode of one env step: the same
-  ``prompts_per_step * group_size`` episodes per step as guigym's GRPO with ``groups_per_step = prompts_per_step``
-  (6 x 8 = 48 episodes, 48 env steps per optimiser step at the defaults);
+  ``per_device_train_batch_size``, ``num_generations = group_size``), each one episode of exactly one env step:
+  6 x 8 = 48 episodes and 48 env steps per optimiser step at the defaults, ``num_steps * 48`` in a run. That is
+  guigym's GRPO with ``groups_per_step = prompts_per_step``, the same ``group_size`` and ``max_episode_steps = 1``
+  (its default); with ``max_episode_steps > 1`` guigym's episodes can take more env steps than this arm's;
 * **update**: one epoch, one mini-batch, ``beta = 0``, token-mean loss (``loss_type="dapo"``), clip
   ``[1 - 0.2, 1 + 0.28]``, AdamW (weight decay 0.01), constant learning rate, gradient clipping at 1.0, CPU,
   float32.
@@ -28,9 +29,15 @@ in this arm: ``click-test-2``, ``click-button``, ``click-link``, ``click-tab``, 
 multi-turn ``tools`` mode needs tool-call syntax that a tiny model does not have. :func:`train_trl_arm` raises
 :class:`MultiStepTaskError` for them.
 
+**Cost.** Rollout slot ``i`` of a step plays prompt ``i // group_size``, so with ``prompts_per_step`` a multiple
+of the number of tasks every slot keeps one task and one page (48 pages on one Chromium at the defaults);
+otherwise a slot opens a page per task it meets. The first step pays the browser launch and the page loads (46 s
+at the defaults on the shared 2-core machine, load about 11); later steps took 2.3-5.1 s at 6 x 8 and 2.7-3.2 s at
+6 x 4 (tiny model, hidden 64, 10-token completions).
+
 Run: ``python benchmarks/miniwob_trl.py --model runs/sft --out runs/trl-arm --steps 50`` (the model folder is an
 SFT checkpoint with its tokenizer). ``--tiny`` first builds a random tiny model there (hidden 64, 2 layers, byte
-tokenizer), to check the path.
+tokenizer), to check the path only: a random model earns no reward, so its groups have no advantage.
 """
 
 from __future__ import annotations

@@ -142,6 +142,8 @@ def test_three_trl_steps_on_the_single_step_suite(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     final = out / "final"
     assert (final / "tokenizer.json").exists()
+    # the saved tokenizer is the checkpoint's, not the tool-call fallback TRL was given (trainers.trl.train)
+    assert (final / "chat_template.jinja").read_text() == (model_dir / "chat_template.jinja").read_text()
     after = AutoModelForCausalLM.from_pretrained(final).state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before), "no weight changed"
     steps = [h for h in json.loads((out / "log_history.json").read_text()) if "rewards/env/mean" in h]
