@@ -36,7 +36,7 @@ class GuiGymTRLConfig:
             step with it (one-step grounding, the setting of guigym's own trainer).
         tools: action types (:data:`gui_envs.schema.actions.ACTION_TYPES`) exposed as tools; every extra tool is more
             prompt tokens. Default ``click``, ``type``, ``scroll``, ``press``, ``navigate``, ``stop``.
-        output_format: ``text`` mode's answer format (``cell``, ``box``, ``gui_r1``). Default ``cell``.
+        output_format: ``text`` mode's answer format (``cell``, ``box``, ``act``, ``gui_r1``). Default ``cell``.
         max_elements: most page elements listed in a text observation (the first ones in reading order).
             Default 30.
         shared_browser: the envs of all rollout slots open contexts on one Chromium (one launch, not one per
