@@ -18,7 +18,7 @@ TRL_REWARDS: tuple[str, ...] = ("env", "binary", "ssl", "graph")
 #: How the policy acts: GUI actions as TRL tools (multi-turn), or one answer in an output format (one step).
 ACTION_MODES: tuple[str, ...] = ("tools", "text")
 #: The answer formats of ``text`` mode; each resets and steps (tests/trainers/trl/test_trl_formats.py).
-OUTPUT_FORMATS: tuple[str, ...] = ("cell", "box", "gui_r1", "text")
+OUTPUT_FORMATS: tuple[str, ...] = ("cell", "box", "act", "gui_r1", "text")
 
 
 class TRLConfigError(ValueError):
@@ -38,7 +38,8 @@ class GuiGymTRLConfig:
             step with it (one-step grounding, the setting of guigym's own trainer).
         tools: action types (:data:`gui_envs.schema.actions.ACTION_TYPES`) exposed as tools; every extra tool is more
             prompt tokens. Default ``click``, ``type``, ``scroll``, ``press``, ``navigate``, ``stop``.
-        output_format: ``text`` mode's answer format (``cell``, ``box``, ``gui_r1``, ``text``). Default ``cell``.
+        output_format: ``text`` mode's answer format (``cell``, ``box``, ``act``, ``gui_r1``, ``text``).
+            Default ``cell``.
         max_elements: most page elements listed in a text observation (the first ones in reading order).
             Default 30.
         shared_browser: the envs of all rollout slots open contexts on one Chromium (one launch, not one per

@@ -16,7 +16,7 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
   next observation as text, with the action's error if it was a no-op and the verdict when the episode ends.
   Points are screenshot pixels, as everywhere in guigym.
 * **text** (``action_mode="text"``): no tools; the completion is one answer in ``output_format`` (``cell``,
-  ``box``, ``gui_r1``, ``text``), parsed by guigym's own parser and played as one step by :meth:`_settle` (the reward
+  ``box``, ``act``, ``gui_r1``, ``text``), parsed by guigym's own parser and played as one step by :meth:`_settle` (the reward
   functions call it), the setting of guigym's own GRPO trainer.
 
 Every step's reward is recorded per reward family (:class:`Episode`): the env's own, SSL's (the env wrapped in

@@ -31,6 +31,15 @@ def build_trainer(
 
     if guigym.reward_weights is not None:
         args.reward_weights = list(guigym.reward_weights)
+    if guigym.action_mode == "text":
+        if processing_class is None and isinstance(model, str):
+            from transformers import AutoProcessor
+
+            processing_class = AutoProcessor.from_pretrained(
+                model, truncation_side="left", padding_side="left"
+            )
+        if processing_class is not None:
+            processing_class = with_tool_fallback(processing_class)
     kwargs: dict[str, Any] = dict(
         model=model,
         reward_funcs=reward_funcs(guigym.rewards),
@@ -45,6 +54,47 @@ def build_trainer(
 
         return SCAGRPOTrainer(sca_kwargs=guigym.sca_kwargs, **kwargs)
     return GRPOTrainer(**kwargs)
+
+
+#: A tool-calling conversation in a ChatML-like shape: what :func:`with_tool_fallback` renders instead of the
+#: model's own template for conversations that carry tool calls or tool messages.
+_TOOL_FALLBACK = (
+    "{%- for message in messages -%}<|im_start|>{{ message['role'] }}\n"
+    "{%- if message['content'] is string -%}{{ message['content'] }}{%- endif -%}"
+    "{%- for call in message.get('tool_calls') or [] -%}"
+    "\n<tool_call>\n{{ {'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson }}"
+    "\n</tool_call>{%- endfor -%}<|im_end|>\n{% endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
+)
+
+
+def with_tool_fallback(processing_class: Any) -> Any:
+    """``processing_class`` (a copy) whose chat template also renders tool calls, for ``text`` mode.
+
+    TRL's ``GRPOTrainer`` refuses an ``environment_factory`` unless the chat template renders a tool-calling
+    conversation (``trl.chat_template_utils.supports_tool_calling``), even when the environment exposes no tools;
+    ``text`` mode exposes none, so a model trained with a plain template (guigym's SFT on the tiny tokenizer) would
+    be refused. The copy's template renders every conversation without tool calls exactly as the original does (the
+    prompts the model was trained on) and a conversation with tool calls or tool messages, which ``text`` mode never
+    builds, in a ChatML-like fallback. A template that already renders tool calls is kept as it is.
+    """
+    import copy
+
+    from trl.chat_template_utils import supports_tool_calling
+
+    template = getattr(processing_class, "chat_template", None)
+    if not isinstance(template, str) or supports_tool_calling(processing_class):
+        return processing_class
+    wrapped = copy.deepcopy(processing_class)
+    wrapped.chat_template = (
+        "{%- if messages | selectattr('tool_calls', 'defined') | list or "
+        "messages | selectattr('role', 'equalto', 'tool') | list -%}"
+        + _TOOL_FALLBACK
+        + "{%- else -%}"
+        + template
+        + "{%- endif -%}"
+    )
+    return wrapped
 
 
 def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str, GuiGymTRLConfig, Any]:
