@@ -10,10 +10,11 @@ pytest.importorskip("trl")
 from trainers.trl.config import OUTPUT_FORMATS, GuiGymTRLConfig, TRLConfigError  # noqa: E402
 from trainers.trl.env import GuiGymEnvironment  # noqa: E402
 
-#: An env each format fits, and an answer the format parses (a cell, a box, GUI-R1's JSON, free text).
+#: An env each format fits, and an answer the format parses (a cell, a box, a listed element, GUI-R1's JSON, free text).
 CASES = {
     "cell": ("ClickGrid-v0", "A1"),
     "box": ("ClickBox-v0", "A1"),
+    "act": ("GuiWeb-MiniWoB-click-test-2-v0", "click A"),
     "gui_r1": ("ClickGrid-v0", '<think>centre</think><answer>[{"action": "click", "point": [32, 32]}]</answer>'),
     "text": ("ClickGrid-v0", "A1"),
 }
