@@ -135,8 +135,10 @@ def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -
     from trainers.sft_config import SFTConfig
 
     if not (out / "final" / "config.json").exists():
-        n_rows = sum(1 for _ in data.glob("*/trajectory.json")) * 2  # about two steps per episode
-        epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))
+        from gui_envs.schema.trajectory import load_trajectories
+
+        n_rows = sum(len(t.steps) for t in load_trajectories(data, load_images=False) if t.success)
+        epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))  # about sft_steps batches of 16
         cfg = SFTConfig(model=str(model), data=str(data), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
                         output_format="act", replay_observations=True, successful_only=True, epochs=epochs,
                         batch_size=16, learning_rate=settings.sft_lr, warmup_ratio=0.0, weight_decay=0.0,
@@ -360,6 +362,25 @@ def plot(results: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def merge_results(paths: Sequence[Path]) -> tuple[dict[str, Any], Settings]:
+    """One result from the ``.json`` of several runs (one seed each, run side by side), and its settings."""
+    merged: dict[str, Any] = {"arms": defaultdict(dict), "curves": defaultdict(dict), "cost": defaultdict(dict)}
+    seeds: list[int] = []
+    for path in paths:
+        one = json.loads(Path(path).read_text())
+        merged["settings"] = one["settings"]
+        seeds += one["settings"]["seeds"]
+        for part in ("arms", "curves", "cost"):
+            for arm, by_seed in one[part].items():
+                merged[part][arm].update(by_seed)
+    fields = {k: v for k, v in merged["settings"].items() if k in Settings.__dataclass_fields__}
+    fields.update(seeds=tuple(sorted(seeds)), work=Path(fields["work"]))
+    for k in ("tasks", "budgets", "arms"):
+        fields[k] = tuple(fields[k])
+    merged["settings"]["seeds"] = sorted(seeds)
+    return merged, Settings(**fields)
+
+
 def main(argv: list[str] | None = None) -> int:
     from gui_envs.web.miniwob_suite import INSTRUCTION_SUITE
 
@@ -385,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-every", type=int, default=25)
     parser.add_argument("--work", type=Path, default=OUT / "miniwob_learning_runs")
     parser.add_argument("--out", type=Path, default=OUT / "miniwob_learning")
+    parser.add_argument(
+        "--merge", type=Path, nargs="+", default=None,
+        help="instead of running: merge these result .json files (runs of other seeds, same settings) into --out",
+    )  # fmt: skip
     a = parser.parse_args(argv)
     if a.quick:
         settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), sft_steps=150,
@@ -397,7 +422,10 @@ def main(argv: list[str] | None = None) -> int:
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     t0 = time.perf_counter()
-    results = run(settings)
+    if a.merge:
+        results, settings = merge_results(a.merge)
+    else:
+        results = run(settings)
     text = tables(results, settings)
     print(text)
     print(f"\ntotal {(time.perf_counter() - t0) / 60:.1f} min")
