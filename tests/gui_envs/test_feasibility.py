@@ -46,7 +46,7 @@ def forced(value: bool) -> Callable[[CanBeInfeasible], bool]:
 def start_screen(family: str, task: object) -> str:
     """What the agent's first observation is rendered from: the start page (web) or the home screen (phone)."""
     if family == "web":
-        state = blind_policies._STATES.web[task.site]  # type: ignore[union-attr, attr-defined]
+        state, _, _ = blind_policies.site_of("web", task)
         response = state.handle(Request.from_url("GET", task.start_path, None))  # type: ignore[attr-defined]
     else:
         response = task.state.apps["com.guigym.launcher"].handle(Request.from_url("GET", "/", None))  # type: ignore[attr-defined]
