@@ -151,6 +151,9 @@ def run_grpo(model: Path, out: Path, settings: Settings, seed: int) -> tuple[Pat
     from trainers.grpo import train
     from trainers.grpo_config import GRPOConfig
 
+    if (out / "final" / "config.json").exists():  # a finished run (this benchmark resumed): its held-out curve
+        rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+        return out / "final", [r for r in rows if "eval_greedy_success" in r]
     n = len(settings.tasks)
     cfg = GRPOConfig(model=str(model), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
                      output_format="act", max_episode_steps=MAX_STEPS, group_size=settings.group_size,
@@ -280,7 +283,8 @@ def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results:
         from benchmarks.miniwob_trl import train_trl_arm
 
         single = [t for t in settings.tasks if t in SINGLE_STEP]
-        arms["sft+trl"] = Path(_timed(results, "sft+trl", seed, train_trl_arm, str(start), str(root / "sft_trl"), single, seed,
+        done = root / "sft_trl" / "final"
+        arms["sft+trl"] = done if (done / "config.json").exists() else Path(_timed(results, "sft+trl", seed, train_trl_arm, str(start), str(root / "sft_trl"), single, seed,
                                       settings.grpo_steps, group_size=settings.group_size, prompts_per_step=len(single),
                                       learning_rate=settings.grpo_lr))  # fmt: skip
     arms["init"] = init
@@ -404,13 +408,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-per-task", type=int, default=200)
     parser.add_argument("--curve-per-task", type=int, default=20)
     parser.add_argument("--eval-every", type=int, default=25)
-    parser.add_argument("--work", type=Path, default=OUT / "miniwob_learning_runs")
-    parser.add_argument("--out", type=Path, default=OUT / "miniwob_learning")
+    parser.add_argument("--work", type=Path, default=None, help="run folders (default: under benchmarks/out)")
+    parser.add_argument("--out", type=Path, default=None, help="result files, without suffix")
     parser.add_argument(
         "--merge", type=Path, nargs="+", default=None,
         help="instead of running: merge these result .json files (runs of other seeds, same settings) into --out",
     )  # fmt: skip
     a = parser.parse_args(argv)
+    name = "miniwob_learning_quick" if a.quick else "miniwob_learning"  # the cut-down run never reuses the full one's
+    a.work = a.work or OUT / f"{name}_runs"
+    a.out = a.out or OUT / name
     if a.quick:
         settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), sft_steps=150,
                             grpo_steps=10, group_size=4, num_envs=4, eval_per_task=30, curve_per_task=10, eval_every=5,

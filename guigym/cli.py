@@ -106,6 +106,8 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
 
 
 MINIWOB_PREFIX = "GuiWeb-MiniWoB-"
+#: The suite id shares the task ids' prefix but is listed on its own line.
+MINIWOB_SUITE_ID = "GuiWeb-MiniWoB-Suite-v0"
 
 
 @app.command()
@@ -117,9 +119,9 @@ def envs(
     table.add_column("id", style="bold")
     table.add_column("description")
     ids = gui_envs.guigym_env_ids()
-    miniwob = [i for i in ids if i.startswith(MINIWOB_PREFIX)]
+    miniwob = [i for i in ids if i.startswith(MINIWOB_PREFIX) and i != MINIWOB_SUITE_ID]
     for env_id in ids:
-        if env_id.startswith(MINIWOB_PREFIX) and not all_ids:
+        if env_id in miniwob and not all_ids:
             if env_id == miniwob[0]:  # the 125 MiniWoB++ ids fold into one line where the first one sorts
                 names = [i[len(MINIWOB_PREFIX) : -len("-v0")] for i in miniwob]
                 table.add_row(

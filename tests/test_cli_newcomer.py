@@ -139,8 +139,9 @@ def test_every_project_benchmark_but_the_gpu_and_probe_helpers_has_a_quick_mode(
 
     without = sorted(p.stem for p in BENCHMARKS.glob("*.py") if not has_quick_mode(p))
     # gpu_check needs a GPU; browsergym_probe is web_speed's subprocess, run from BrowserGym's own venv; gpu_wheels
-    # fetches and checks the GPU check's wheels (no timing).
-    assert without == ["browsergym_probe", "gpu_check", "gpu_wheels"]
+    # fetches and checks the GPU check's wheels (no timing); miniwob_trl is miniwob_learning's TRL arm, run from a
+    # checkpoint that benchmark trains (its --quick covers the path).
+    assert without == ["browsergym_probe", "gpu_check", "gpu_wheels", "miniwob_trl"]
 
 
 @pytest.mark.parametrize("name", ["guigym.play", "gui_envs.multi"])

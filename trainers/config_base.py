@@ -12,7 +12,7 @@ topic groups, each inherited only by the configs that have that topic:
 * :class:`BatchFields` (SFT, DPO, IPL, CORE): batch_size;
 * :class:`PairFields` (DPO, IPL): beta, sft_weight;
 * :class:`LoggingFields` (GRPO, SFT, DPO): report_to;
-* :class:`EvalScheduleFields` (GRPO, SFT, DPO): eval_every;
+* :class:`EvalScheduleFields` (GRPO, SFT, DPO): eval_every, eval_swap;
 * :class:`HeldOutPlayFields` (SFT, DPO, IPL): eval_temperature, eval_max_steps;
 * :class:`FormatArgsFields` (GRPO, SFT, DPO): format_kwargs;
 * :class:`OfflineFields` (SFT, DPO; with the two above and :class:`FormatArgsFields`): eval_max_new_tokens,
@@ -245,6 +245,10 @@ class EvalScheduleFields:
     eval_every: int = 0
     """Evaluate on ``eval_seeds`` (DPO: also on ``eval_data``) every this many optimiser steps, besides before
     the first step and after the last (0: only those two)."""
+    eval_swap: bool = False
+    """With ``eval_seeds``, also run the swap test (:mod:`trainers.swap_test`: the held-out first screens with the
+    instruction rewritten to name another target) at every held-out evaluation, logged as ``eval_swap_rate`` beside
+    ``eval_swap_chance`` and ``eval_swap_kept``. MiniWoB envs (a task or ``GuiWeb-MiniWoB-Suite-v0``) only."""
 
     def check_eval_schedule_fields(self) -> None:
         """``eval_every >= 0``."""

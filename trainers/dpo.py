@@ -448,7 +448,7 @@ def train_dpo(config: DPOConfig) -> dict[str, Any]:
         env_eval = EnvHeldOut(gen, config.env_id, config.env_kwargs, eval_seeds, config.eval_samples,
                               fmt if fmt is not None else "auto", temperature=config.eval_temperature,
                               max_new_tokens=config.eval_max_new_tokens, max_steps=config.eval_max_steps,
-                              num_envs=config.eval_num_envs)  # fmt: skip
+                              num_envs=config.eval_num_envs, swap=config.eval_swap)  # fmt: skip
     ref_held = None
     chunk = config.logprob_chunk_size
     if held_pairs:

@@ -76,10 +76,6 @@ class GRPOConfig(
     the step's first update. 0 (default): never, so a normal run pays nothing."""
     max_episode_steps: int = 1
     """Step cap per episode (1: single-step grounding)."""
-    eval_swap: bool = False
-    """With ``eval_seeds``, also run the swap test (:mod:`trainers.swap_test`: the held-out first screens with the
-    instruction rewritten to name another target) at every held-out evaluation, logged as ``eval_swap_rate`` beside
-    ``eval_swap_chance`` and ``eval_swap_kept``. MiniWoB envs (a task or ``GuiWeb-MiniWoB-Suite-v0``) only."""
     collapse_entropy: float = 0.05
     """Per-token policy entropy (nats) under which a step whose groups each wrote one answer is logged as
     ``collapsed`` (and warned about once): its advantages are all 0, so the run has stopped learning. A policy that

@@ -141,6 +141,7 @@ class EnvHeldOut:
         max_new_tokens: completion budget per step, in tokens.
         max_steps: step cap per episode.
         num_envs: env copies the episodes are scheduled over.
+        swap: also run the swap test (:mod:`trainers.swap_test`; MiniWoB envs) at each evaluation.
     """
 
     def __init__(
@@ -156,6 +157,7 @@ class EnvHeldOut:
         max_new_tokens: int = 64,
         max_steps: int = 1,
         num_envs: int = 8,
+        swap: bool = False,
     ) -> None:
         import gymnasium as gym
 
@@ -166,6 +168,7 @@ class EnvHeldOut:
 
         self.seeds = list(seeds)
         self.samples = samples
+        self.swap = swap
         self.model = gen.model
         sampling = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens)
         self.agent = LMAgent(gen, output_format, sampling, name="held-out")
@@ -184,6 +187,10 @@ class EnvHeldOut:
         model.eval()
         try:
             counts = evaluate(self.workers, self.agent, self.seeds, self.samples, self.rollout)
+            if self.swap:
+                from trainers.swap_test import swap_test
+
+                counts.update(swap_test(self.workers, self.agent, self.seeds))
         finally:
             model.train(training)
         return held_out_row(step, counts)

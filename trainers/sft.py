@@ -282,7 +282,7 @@ def train_sft(
         held_out = EnvHeldOut(gen, config.env_id, config.env_kwargs, eval_seeds, config.eval_samples,
                               fmt if fmt is not None else "auto", temperature=config.eval_temperature,
                               max_new_tokens=config.eval_max_new_tokens, max_steps=config.eval_max_steps,
-                              num_envs=config.eval_num_envs)  # fmt: skip
+                              num_envs=config.eval_num_envs, swap=config.eval_swap)  # fmt: skip
         if start == 0:
             # The step-0 point is the untrained policy: the baseline that "learned" is measured against.
             evals.append(held_out(0))
