@@ -54,6 +54,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gui_envs.web.miniwob_suite import SINGLE_STEP_TASKS  # noqa: E402  (after the path: run as a script)
+
 SUITE_ID = "GuiWeb-MiniWoB-Suite-v0"
 TRAIN_START = 0
 DEMO_START = 20_000_000
@@ -61,7 +63,6 @@ EVAL_START = 10_000_000
 #: Step cap of an episode: the longest demonstration (login-user, click-checkboxes) takes 4-6 steps.
 MAX_STEPS = 8
 ENV_KWARGS: dict[str, Any] = {"screenshots": False, "reload_page": False, "max_steps": MAX_STEPS}
-SINGLE_STEP = ("click-test-2", "click-button", "click-link", "click-tab", "click-dialog-2", "focus-text-2")
 OUT = Path(__file__).resolve().parent / "out"
 
 
@@ -289,7 +290,7 @@ def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results:
     if "sft+trl" in settings.arms:
         from benchmarks.miniwob_trl import train_trl_arm
 
-        single = [t for t in settings.tasks if t in SINGLE_STEP]
+        single = [t for t in settings.tasks if t in SINGLE_STEP_TASKS]
         done = root / "sft_trl" / "final"
         arms["sft+trl"] = done if (done / "config.json").exists() else Path(_timed(results, "sft+trl", seed, train_trl_arm, str(start), str(root / "sft_trl"), single, seed,
                                       settings.grpo_steps, group_size=settings.group_size, prompts_per_step=len(single),
@@ -297,7 +298,7 @@ def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results:
     if settings.eval_init:
         arms["init"] = init
     for name, model in arms.items():
-        tasks = [t for t in settings.tasks if t in SINGLE_STEP] if name == "sft+trl" else None
+        tasks = [t for t in settings.tasks if t in SINGLE_STEP_TASKS] if name == "sft+trl" else None
         results["arms"][name][seed] = _timed(
             results, f"eval {name}", seed, evaluate_policy, model, settings, tasks
         )

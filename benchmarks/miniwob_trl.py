@@ -52,16 +52,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gui_envs.web.miniwob_suite import SINGLE_STEP_TASKS  # noqa: E402  (after the path: run as a script)
+
 ENV_ID = "GuiWeb-MiniWoB-Suite-v0"
-#: The suite's tasks one action solves: the only ones text mode (one env step per rollout) can play.
-SINGLE_STEP_TASKS: tuple[str, ...] = (
-    "click-test-2",
-    "click-button",
-    "click-link",
-    "click-tab",
-    "click-dialog-2",
-    "focus-text-2",
-)
 
 
 class MultiStepTaskError(ValueError):

@@ -38,6 +38,8 @@ INSTRUCTION_SUITE: tuple[str, ...] = (
     "click-checkboxes",
     "click-button-sequence",
 )
+#: The suite's tasks that one action solves (the rest take 2-4 steps).
+SINGLE_STEP_TASKS: tuple[str, ...] = INSTRUCTION_SUITE[:6]
 
 
 def suite_task(tasks: Sequence[str], seed: int) -> str:
@@ -169,4 +171,4 @@ def _release(browser: SharedBrowser) -> None:
                     _PROCESS_BROWSERS[key] = (shared, users - 1)
 
 
-__all__ = ["INSTRUCTION_SUITE", "MiniWoBSuiteEnv", "suite_task"]
+__all__ = ["INSTRUCTION_SUITE", "SINGLE_STEP_TASKS", "MiniWoBSuiteEnv", "suite_task"]

@@ -10,20 +10,10 @@ import pytest
 
 from agents.miniwob_demonstrator import MiniWoBDemonstrator, first_action, next_action
 from gui_envs.schema.actions import Action
+from gui_envs.web.miniwob_suite import INSTRUCTION_SUITE
 
 #: The learning suite of issue 37.
-SUITE = (
-    "click-test-2",
-    "click-button",
-    "click-link",
-    "click-tab",
-    "click-dialog-2",
-    "focus-text-2",
-    "enter-text",
-    "login-user",
-    "click-checkboxes",
-    "click-button-sequence",
-)
+SUITE = INSTRUCTION_SUITE
 #: Seeds no benchmark range uses (the benchmark trains and evaluates below 500,000).
 TEST_SEEDS = range(900_000, 900_030)
 
