@@ -187,33 +187,11 @@ def test_unsupported_instruction_or_missing_element_never_raises() -> None:
 # ----- the real pages in Chromium ----------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def suite_envs() -> Any:
-    """One env per task, reused across seeds (screenshots off, no page reload: as text agents run)."""
-    pytest.importorskip("miniwob")
-    pytest.importorskip("playwright")
-    import gymnasium as gym
-
-    import gui_envs  # noqa: F401  (registers the envs)
-    from gui_envs.browser.chromium import ChromiumNotFoundError, find_chromium
-
-    try:
-        find_chromium()
-    except ChromiumNotFoundError:  # pragma: no cover - depends on the machine
-        pytest.skip("no Chromium on this machine")
-    envs: dict[str, Any] = {}
-    yield lambda task: envs.setdefault(
-        task, gym.make(f"GuiWeb-MiniWoB-{task}-v0", screenshots=False, reload_page=False)
-    )
-    for env in envs.values():
-        env.close()
-
-
 @pytest.mark.parametrize("task", SUITE)
-def test_demonstrator_solves_every_seed(suite_envs: Any, task: str) -> None:
+def test_demonstrator_solves_every_seed(miniwob_task_envs: Any, task: str) -> None:
     from agents.episode import ListWorkers, play
 
-    env = suite_envs(task)
+    env = miniwob_task_envs(task)
     agent = MiniWoBDemonstrator()
     failed = []
     for seed in TEST_SEEDS:
@@ -224,11 +202,11 @@ def test_demonstrator_solves_every_seed(suite_envs: Any, task: str) -> None:
     assert not failed, f"{task}: {len(failed)}/{len(TEST_SEEDS)} seeds failed: {failed[:3]}"
 
 
-def test_act_sees_the_observation_only(suite_envs: Any) -> None:
+def test_act_sees_the_observation_only(miniwob_task_envs: Any) -> None:
     """The stateful path: ``act`` gets the observation dict and nothing else, and finishes multi-step tasks."""
     agent = MiniWoBDemonstrator()
     for task in ("login-user", "click-button-sequence", "click-checkboxes"):
-        env = suite_envs(task)
+        env = miniwob_task_envs(task)
         for seed in TEST_SEEDS[:3]:
             observation, _ = env.reset(seed=seed)
             agent.reset()

@@ -120,26 +120,11 @@ def test_unknown_wording_has_no_swap() -> None:
     assert swap_instruction("Click button ONE.", [el("0", "button", "ONE")], rng) is None  # no other button
 
 
-@pytest.fixture(scope="module")
-def suite_envs() -> Any:
-    pytest.importorskip("miniwob")
-    import gymnasium as gym
-
-    import gui_envs  # noqa: F401  (registers the envs)
-
-    envs: dict[str, Any] = {}
-    yield lambda task: envs.setdefault(
-        task, gym.make(f"GuiWeb-MiniWoB-{task}-v0", screenshots=False, reload_page=False)
-    )
-    for env in envs.values():
-        env.close()
-
-
 @pytest.mark.parametrize("task", SUITE)
-def test_swap_changes_the_expected_action_on_real_pages(suite_envs: Any, task: str) -> None:
+def test_swap_changes_the_expected_action_on_real_pages(miniwob_task_envs: Any, task: str) -> None:
     from gui_envs.browser.observation import parse_elements
 
-    env = suite_envs(task)
+    env = miniwob_task_envs(task)
     changed = 0
     for seed in TEST_SEEDS:
         obs, _ = env.reset(seed=seed)
