@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.generation import Conversation, Generation, SamplingParams, count_images, flatten_text
+from agents.hub import resolve_model
 from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
 from agents.sampling import (
@@ -84,7 +85,8 @@ class HFGenerator:
         if seed is not None:
             torch.manual_seed(seed)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        path = None if hasattr(model, "generate") else str(model)
+        # A hub id is checked before loading: offline, one line within seconds instead of minutes of retries.
+        path = None if hasattr(model, "generate") else resolve_model(model)
         self.processor = processor if processor is not None else load_processor(path, trust_remote_code)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         #: Whether the processor turns images into model inputs (a VLM).

@@ -17,6 +17,7 @@ guigym train sft --config configs/sft_tiny_cpu.yaml       (README: the lines tha
 guigym train core --config configs/core_tiny.yaml           CORE self-training (--resume, ablation flags)
 guigym train dpo --config configs/dpo_tiny_cpu.yaml
 guigym train ipl --config configs/ipl_tiny_cpu.yaml
+guigym train trl --config configs/trl/grpo_tiny_clickgrid_cpu.yaml --set trl.max_steps=20   TRL's GRPOTrainer
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from __future__ import annotations
 import difflib
 import json
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -90,7 +93,8 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
     if name.startswith("hf:"):
         from agents.hf_agent import HFAgent
 
-        return HFAgent(str(check_model_path(name[3:])), seed=seed)
+        check_model_path(name[3:])  # a missing folder or an unreachable hub: one line before any loading
+        return HFAgent(name[3:], seed=seed)
     if name.startswith("api:") and "@" in name:
         from agents.api_agent import APIAgent
 
@@ -257,7 +261,7 @@ def demo(
     run_mission(config, console=console)
 
 
-train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, DPO, MobileIPL, CORE).")
+train_app = typer.Typer(no_args_is_help=True, help="Train a policy (GRPO, SFT, DPO, MobileIPL, CORE; GRPO in TRL).")
 app.add_typer(train_app, name="train")
 
 
@@ -297,6 +301,21 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
     return cfg
 
 
+@contextmanager
+def _train_errors() -> Iterator[None]:
+    """A trainer's start-up refusals as one usage error: a config error found once the run starts (an overlapping
+    held-out split, ``SplitOverlapError``), a finished run in ``output_dir``; a model that cannot load as one
+    ``error:`` line (:func:`guigym.errors.user_errors`)."""
+    from trainers.config_io import ConfigError
+    from trainers.core.loop import RunExistsError
+
+    with user_errors():
+        try:
+            yield
+        except (ConfigError, RunExistsError) as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+
 @train_app.command("grpo")
 def train_grpo(
     config: Annotated[Path, typer.Option("--config", "-c", help="YAML file of GRPOConfig fields.")],
@@ -310,7 +329,8 @@ def train_grpo(
     from trainers.grpo_config import GRPOConfig
 
     cfg = _load_train_config(GRPOConfig, config, overrides, resume)
-    result = train(cfg)
+    with _train_errors():
+        result = train(cfg)
     history = result["history"]
     if history:
         last = history[-1]
@@ -335,15 +355,13 @@ def train_sft_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """Behaviour cloning on folders of saved trajectories; loss on the answer tokens only."""
-    from trainers.heldout import SplitOverlapError, held_out_summary
+    from trainers.heldout import held_out_summary
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
     cfg = _load_train_config(SFTConfig, config, overrides, resume)
-    try:
+    with _train_errors():
         result = train_sft(cfg)
-    except SplitOverlapError as exc:
-        raise typer.BadParameter(str(exc)) from exc
     history = result["history"]
     if history:
         console.print(f"step {history[-1]['step']}: loss {history[-1]['loss']:.4f}")
@@ -368,15 +386,13 @@ def train_core_command(
     from rich.table import Table
 
     from trainers.core.config import CoreConfig
-    from trainers.core.loop import RunExistsError, train_core
+    from trainers.core.loop import train_core
 
     flags = [f for f, on in (("graph_expansion=false", no_graph_expansion), ("extrapolation=false", no_extrapolation),
                              ("env_only=true", env_only)) if on]  # fmt: skip
     cfg = _load_train_config(CoreConfig, config, [*(overrides or []), *flags], resume)
-    try:
+    with _train_errors():
         metrics = train_core(cfg, console=console)["metrics"]
-    except RunExistsError as exc:
-        raise typer.BadParameter(str(exc)) from exc
     columns = ("iteration", "heldout_greedy", "heldout_sampled", "unseen_template_greedy", "overall", "generalisation",
                "sampled", "fully", "partially", "failed", "expanded", "new_success", "new_failure", "kept",
                "kept_policy", "avg_path_count", "sft_steps", "seconds")  # fmt: skip
@@ -404,13 +420,11 @@ def train_dpo_command(
     """DPO (sigmoid loss, optional SFT term) on a pair file in TRL's prompt/chosen/rejected format."""
     from trainers.dpo import train_dpo
     from trainers.dpo_config import DPOConfig
-    from trainers.heldout import SplitOverlapError, held_out_summary
+    from trainers.heldout import held_out_summary
 
     cfg = _load_train_config(DPOConfig, config, overrides, resume)
-    try:
+    with _train_errors():
         result = train_dpo(cfg)
-    except SplitOverlapError as exc:
-        raise typer.BadParameter(str(exc)) from exc
     history = result["history"]
     if history:
         last = history[-1]
@@ -443,7 +457,8 @@ def train_ipl_command(
     from trainers.ipl_config import IPLConfig
 
     cfg = _load_train_config(IPLConfig, config, overrides, resume)
-    result = train_ipl(cfg)
+    with _train_errors():
+        result = train_ipl(cfg)
     for rec in result["rounds"]:
         console.print(f"round {rec['step']}: potential correct {rec['potential_correct_ratio']:.3f}, pairs "
                       f"{rec['pairs']} (beta {rec['pairs_beta']}, gamma {rec['pairs_gamma']}), "
@@ -451,6 +466,32 @@ def train_ipl_command(
     line = heldout_line(result["heldout"])
     console.print(line if line else "no held-out evaluation (set env_id and eval_seeds)")
     console.print(f"rounds.jsonl, heldout.jsonl, rounds.png and each round's pairs, log and policy in {cfg.output_dir}")
+
+
+@train_app.command("trl")
+def train_trl_command(
+    config: Annotated[Path, typer.Option("--config", "-c", help="Run file: model:, guigym: and trl: (configs/trl/).")],
+    overrides: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a run-file key, KEY=VALUE: model=..., trl.max_steps=3 (repeatable)."),
+    ] = None,
+) -> None:
+    """GRPO in TRL's GRPOTrainer on a guigym env (vLLM, DeepSpeed, FSDP through `accelerate launch -m trainers.trl`)."""
+    import yaml
+
+    from trainers.trl.train import run
+
+    try:
+        with _train_errors():
+            trainer = run(config, overrides or [])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise typer.BadParameter(f"{config} is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    if rewards:
+        console.print(f"step {trainer.state.global_step}: reward {rewards[-1]:.3f} (step 1: {rewards[0]:.3f})")
+    console.print(f"model and logs in {trainer.args.output_dir}")
 
 
 # ----- newcomer commands: tasks, play, report, bench (their logic lives in guigym/<name>.py) --------------------

@@ -9,43 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import typer
 from rich.console import Console
 
-
-class ModelPathError(FileNotFoundError):
-    """``--agent hf:PATH`` names a folder that does not exist (guigym never downloads from a model hub)."""
+from agents.hub import HubUnavailableError, ModelPathError, resolve_model
 
 
-def check_model_path(path: str) -> Path:
-    """``path`` as a :class:`Path`, or :class:`ModelPathError` with a hint when there is nothing there."""
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise ModelPathError(
-            f"model path {path!r} does not exist. Pass a local folder saved with save_pretrained (a `guigym "
-            "train` run writes one to its output_dir); guigym does not download from a model hub"
-        )
-    return folder
+def check_model_path(path: str) -> str:
+    """``--agent hf:NAME``'s model as ``from_pretrained`` will load it (:func:`agents.hub.resolve_model`): a local
+    folder, a hub id the hub serves, or its cached snapshot; a named user error otherwise."""
+    return resolve_model(path)
 
 
 def check_config_model(model: str) -> None:
-    """Raise :class:`ModelPathError` when a trainer config's ``model`` is a local path with nothing there.
-
-    A hub id (``Qwen/Qwen2.5-VL-3B-Instruct``) passes: a GPU machine may download it. ``model`` counts as a
-    local path when it starts with ``.``, ``/`` or ``~``, or when its first component is a folder here
-    (``runs/tiny-llama`` next to an existing ``runs/``), since no hub organisation shares a name with one of
-    the user's own folders by accident often enough to be worth a minute of download retries.
-    """
-    path = Path(model).expanduser()
-    first = Path(model).parts[0] if Path(model).parts else ""
-    looks_local = model.startswith((".", "/", "~")) or (len(Path(model).parts) > 1 and Path(first).is_dir())
-    if looks_local and not path.exists():
-        raise ModelPathError(
-            f"model {model!r} does not exist. Build the tiny test model there with `guigym tiny-model {model}` "
-            "(--hidden-size as the config's header says) or point `model` at a folder saved with save_pretrained"
-        )
+    """Raise a named user error when a trainer config's ``model`` cannot load (:func:`agents.hub.resolve_model`):
+    a missing local path, or a hub id while the hub is unreachable and the id is not cached."""
+    resolve_model(model)
 
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
@@ -57,7 +37,7 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
     from gui_envs.tasks.base import UnknownTaskError
 
     found: list[type[BaseException]] = [
-        ModelPathError, OracleUnavailableError, OfflineDatasetError, UnknownTaskError, GridConfigError,
+        ModelPathError, HubUnavailableError, OracleUnavailableError, OfflineDatasetError, UnknownTaskError, GridConfigError,
         ResetNeededError, EnvClosedError, ResetOptionsError,
     ]
     try:
@@ -125,4 +105,4 @@ def unknown_env_argument(exc: TypeError) -> str | None:
     return f"{env_id} has no argument {name!r} (-k {name}=...){takes}"
 
 
-__all__ = ["ModelPathError", "check_config_model", "check_model_path", "user_errors"]
+__all__ = ["HubUnavailableError", "ModelPathError", "check_config_model", "check_model_path", "user_errors"]

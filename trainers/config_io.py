@@ -60,29 +60,53 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: Sequenc
     Raises:
         ConfigError: the file is missing or is not a mapping; UnknownConfigKeyError for unknown keys.
     """
-    import yaml
 
     values: dict[str, Any] = {}
     if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"config file {str(p)!r} does not exist")
-        loaded = yaml.safe_load(p.read_text())
-        if loaded is not None and not isinstance(loaded, dict):
-            raise ConfigError(f"config file {str(p)!r} must hold a mapping of field: value, got {type(loaded).__name__}")
-        values.update(loaded or {})
+        values.update(read_yaml_mapping(path))
     values.update(parse_overrides(overrides))
-    for key, value in list(values.items()):
-        # YAML 1.1 reads "1e-6" as a string (it wants "1.0e-6"); coerce where the field's default is a float,
-        # or where the field is an optional float (``later_learning_rate=1e-7`` stayed a string before).
+    return config_from_dict(cls, coerce_floats(cls, values))
+
+
+def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
+    """The mapping a YAML config file holds.
+
+    Raises:
+        ConfigError: the file is missing (with the closest file names beside it) or holds something else than a
+            mapping. A syntax error stays ``yaml.YAMLError``, whose position the command line prints.
+    """
+    import yaml
+
+    p = Path(path)
+    if not p.is_file():
+        siblings = sorted(q.name for q in p.parent.glob("*.y*ml")) if p.parent.is_dir() else []
+        close = difflib.get_close_matches(p.name, siblings, n=2, cutoff=0.5)
+        hint = f" Did you mean {' or '.join(repr(str(p.parent / c)) for c in close)}?" if close else ""
+        raise ConfigError(f"config file {str(p)!r} does not exist.{hint}")
+    loaded = yaml.safe_load(p.read_text())
+    if loaded is not None and not isinstance(loaded, dict):
+        raise ConfigError(f"config file {str(p)!r} must hold a mapping of field: value, got {type(loaded).__name__}")
+    return dict(loaded or {})
+
+
+def coerce_floats(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with strings that name a float field read as floats.
+
+    YAML 1.1 reads "1e-6" as a string (it wants "1.0e-6"); coerce where the field's default is a float, or where
+    the field is an optional float (``later_learning_rate=1e-7`` stayed a string before).
+    """
+    out = dict(values)
+    for key, value in values.items():
         if isinstance(value, str):
             default = _field_default(cls, key)
-            if isinstance(default, float) or _field_type(cls, key).replace(" ", "") in ("float|None", "None|float"):
+            if isinstance(default, float) or _field_type(cls, key).replace(" ", "") in (
+                "float", "float|None", "None|float", "Optional[float]",
+            ):
                 try:
-                    values[key] = float(value)
+                    out[key] = float(value)
                 except ValueError:
                     pass
-    return config_from_dict(cls, values)
+    return out
 
 
 def _field_type(cls: type[Any], name: str) -> str:

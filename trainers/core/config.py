@@ -29,7 +29,7 @@ class CoreConfig(TrainerConfig, FormatFields, SamplingFields, BatchFields):
     envs: list[str] = field(default_factory=lambda: ["GuiWeb-Shop-v0"])
     """Env ids to train against (GuiWeb, GuiAndroid; a device: ``GuiAndroid-v0`` with ``backend: uiautomator2``)."""
     templates: list[str] = field(default_factory=list)
-    """Task templates, ``ENV_ID:template``; empty: every template of each env."""
+    """Task templates, ``ENV_ID:template``; empty: every template of each env but those in ``test_templates``."""
     seeds_per_template: int = 1
     """Task instances per template (task seeds ``seed_base .. seed_base + n - 1``)."""
     seed_base: int = 100

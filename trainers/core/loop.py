@@ -162,10 +162,13 @@ def _template_names(config: CoreConfig) -> dict[str, list[str]]:
     for item in config.templates:
         env_id, _, template = item.partition(":")
         names.setdefault(env_id, []).append(template)
+    # "Every template of the env" means every one not held out: ``templates: []`` beside a config's named
+    # ``test_templates`` trains on the rest instead of refusing the split as overlapping.
+    held_out = set(config.test_templates)
     for env_id in config.envs:
         if env_id not in names:
             env = gym.make(env_id, **config.env_kwargs)
-            names[env_id] = list(env.unwrapped.task_names)
+            names[env_id] = [t for t in env.unwrapped.task_names if f"{env_id}:{t}" not in held_out]
             env.close()
     return names
 

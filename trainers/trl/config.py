@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui_envs.schema.actions import ACTION_TYPES
+from trainers.config_io import ConfigError
 
 #: Reward function names (:mod:`trainers.trl.rewards`).
 TRL_REWARDS: tuple[str, ...] = ("env", "binary", "ssl", "graph")
@@ -21,7 +22,7 @@ ACTION_MODES: tuple[str, ...] = ("tools", "text")
 OUTPUT_FORMATS: tuple[str, ...] = ("cell", "box", "act", "gui_r1", "text")
 
 
-class TRLConfigError(ValueError):
+class TRLConfigError(ConfigError):
     """A field of :class:`GuiGymTRLConfig` is out of range; the message says which and what to use."""
 
 

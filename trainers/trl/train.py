@@ -1,4 +1,5 @@
-"""Build and run TRL's ``GRPOTrainer`` on a guigym env: ``python -m trainers.trl --config run.yaml``.
+"""Build and run TRL's ``GRPOTrainer`` on a guigym env: ``guigym train trl --config run.yaml [--set KEY=VALUE]``
+(``python -m trainers.trl`` takes the same arguments).
 
 A run file has two sections: ``guigym:`` (:class:`trainers.trl.config.GuiGymTRLConfig`) and ``trl:`` (TRL's
 ``GRPOConfig`` fields, passed as they are: ``use_vllm``, ``vllm_mode``, ``per_device_train_batch_size``, ...),
@@ -9,12 +10,15 @@ configs/trl/accelerate_zero3.yaml -m trainers.trl --config configs/trl/grpo_guiw
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import difflib
 import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from trainers.config_io import ConfigError, coerce_floats, parse_overrides, read_yaml_mapping
 from trainers.trl.config import GuiGymTRLConfig
 from trainers.trl.data import build_dataset
 from trainers.trl.env import make_environment_factory
@@ -97,41 +101,111 @@ def with_tool_fallback(processing_class: Any) -> Any:
     return wrapped
 
 
+#: The top-level keys of a run file.
+RUN_KEYS: tuple[str, ...] = ("model", "guigym", "trl")
+
+
 def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str, GuiGymTRLConfig, Any]:
-    """``(model, guigym config, trl.GRPOConfig)`` from a run file; ``overrides`` are ``section.field=value``
-    strings (YAML values), e.g. ``trl.max_steps=3``."""
+    """``(model, guigym config, trl.GRPOConfig)`` from a run file and ``--set`` overrides.
+
+    An override is guigym's ``KEY=VALUE`` (the value parsed as YAML), with the key a run-file key: ``model=...``, or
+    a field under its section, ``trl.max_steps=3``, ``guigym.estimator=sca``. The ``trl:`` section is built by TRL's
+    own parser (``trl.TrlParser``, a ``transformers.HfArgumentParser``), so TRL's checks apply unchanged. The
+    ``model`` is checked with :func:`agents.hub.resolve_model` before anything loads.
+
+    Raises:
+        trainers.config_io.ConfigError: a missing file, an unknown key or field, or an override without its section,
+            each with the closest names; a field value TRL or guigym refuses. A model that cannot load raises
+            :class:`agents.hub.ModelPathError` or :class:`agents.hub.HubUnavailableError`.
+    """
+    from trl import GRPOConfig, TrlParser
+
+    from agents.hub import resolve_model
+
+    data = read_yaml_mapping(path)
+    for key, value in parse_overrides(overrides or []).items():
+        section, dot, name = key.partition(".")
+        if not dot:
+            if key not in RUN_KEYS:
+                raise ConfigError(_no_section_message(key))
+            data[key] = value
+        else:
+            if section not in ("guigym", "trl"):
+                raise ConfigError(_unknown(f"section {section!r} in --set {key}", section, ("guigym", "trl")))
+            data.setdefault(section, {})[name] = value
+    unknown = [k for k in data if k not in RUN_KEYS]
+    if unknown:
+        raise ConfigError(_unknown(f"{path} has a key {unknown[0]!r}; a run file has model:, guigym: and trl:",
+                                   unknown[0], RUN_KEYS))  # fmt: skip
+    if "model" not in data:
+        raise ConfigError(f"{path} names no model: add `model: FOLDER_OR_HUB_ID` or --set model=...")
+    sections = {name: dict(data.get(name) or {}) for name in ("guigym", "trl")}
+    for name, cls in (("guigym", GuiGymTRLConfig), ("trl", GRPOConfig)):
+        fields = [f.name for f in dataclasses.fields(cls)]
+        bad = [k for k in sections[name] if k not in fields]
+        if bad:
+            raise ConfigError(_unknown(f"{cls.__name__} has no field {bad[0]!r} ({name}.{bad[0]})", bad[0], fields))
+    try:
+        guigym = GuiGymTRLConfig(**sections["guigym"])
+        (args,) = TrlParser([GRPOConfig]).parse_dict(coerce_floats(GRPOConfig, sections["trl"]))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(" ".join(str(exc).split())) from None  # TRL's own message, on one line
+    return resolve_model(str(data["model"])), guigym, args
+
+
+def _unknown(what: str, name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, list(known), n=2)
+    return f"{what}." + (f" Did you mean {' or '.join(map(repr, close))}?" if close else "")
+
+
+def _no_section_message(key: str) -> str:
+    """For ``--set max_steps=3``: which section has the field (``trl.max_steps``), or the closest names."""
     from trl import GRPOConfig
 
-    data = yaml.safe_load(Path(path).read_text()) or {}
-    for item in overrides or []:
-        key, _, value = item.partition("=")
-        section, _, name = key.partition(".")
-        if not name:
-            data[section] = yaml.safe_load(value)
-        else:
-            data.setdefault(section, {})[name] = yaml.safe_load(value)
-    unknown = set(data) - {"model", "guigym", "trl"}
-    if unknown or "model" not in data:
-        raise ValueError(f"a TRL run file has model:, guigym: and trl: (got {sorted(data)})")
-    return (
-        str(data["model"]),
-        GuiGymTRLConfig(**(data.get("guigym") or {})),
-        GRPOConfig(**(data.get("trl") or {})),
-    )
+    owners = [s for s, cls in (("guigym", GuiGymTRLConfig), ("trl", GRPOConfig))
+              if key in {f.name for f in dataclasses.fields(cls)}]  # fmt: skip
+    if owners:
+        hint = " or ".join(f"{s}.{key}" for s in owners)
+        return f"--set {key}=... needs its section: did you mean --set {hint}=...?"
+    every = [*RUN_KEYS, *(f"guigym.{f.name}" for f in dataclasses.fields(GuiGymTRLConfig)),
+             *(f"trl.{f.name}" for f in dataclasses.fields(GRPOConfig))]  # fmt: skip
+    close = difflib.get_close_matches(key, every, n=2) or difflib.get_close_matches(
+        key, [k.partition(".")[2] or k for k in every], n=2)
+    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    return f"--set {key}=...: no run-file key {key!r}; keys are model, guigym.FIELD and trl.FIELD.{hint}"
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="GRPO on a guigym env with TRL's GRPOTrainer")
-    parser.add_argument("--config", required=True, help="a run file (configs/trl/*.yaml)")
-    parser.add_argument("overrides", nargs="*", help="section.field=value, e.g. trl.max_steps=3")
-    ns = parser.parse_args(argv)
-    model, guigym, args = load_run(ns.config, ns.overrides)
+def run(config: str | Path, overrides: list[str] | None = None) -> Any:
+    """Load a run file (:func:`load_run`), train, save the model to ``trl.output_dir`` and close the envs; returns
+    the trainer. What ``guigym train trl`` and ``python -m trainers.trl`` run."""
+    model, guigym, args = load_run(config, overrides)
     trainer = build_trainer(guigym, args, model)
     try:
         trainer.train()
         trainer.save_model(args.output_dir)
     finally:
         close_environments(trainer)
+    return trainer
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m trainers.trl --config FILE [--set KEY=VALUE ...]``: :func:`run`, with a user error as one line
+    on stderr (exit status 2) instead of a traceback, as ``guigym train trl`` prints it."""
+    from agents.hub import HubUnavailableError, ModelPathError
+
+    parser = argparse.ArgumentParser(prog="python -m trainers.trl", description="GRPO on a guigym env with TRL's GRPOTrainer")
+    parser.add_argument("--config", "-c", required=True, help="a run file (configs/trl/*.yaml)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a run-file key, e.g. trl.max_steps=3 or guigym.estimator=sca (repeatable)")  # fmt: skip
+    ns = parser.parse_args(argv)
+    try:
+        run(ns.config, ns.overrides)
+    except (ConfigError, ModelPathError, HubUnavailableError) as exc:
+        parser.exit(2, f"error: {exc}\n")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        parser.exit(2, f"error: {ns.config} is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}\n")
 
 
 def close_environments(trainer: Any) -> None:

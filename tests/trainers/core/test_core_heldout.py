@@ -53,6 +53,19 @@ def test_test_templates_that_are_training_templates_are_refused(tmp_path: Path) 
     assert not (tmp_path / "run").exists()
 
 
+def test_every_template_means_every_one_not_held_out(tmp_path: Path) -> None:
+    # README's GPU command sets templates=[] on core_tiny.yaml, which names test_templates: the run trains on the
+    # rest (it was refused as an overlap at start).
+    from trainers.core.loop import _template_names, split_tasks
+
+    held = [f"{PHONE}:clock.turn_off_alarm", f"{PHONE}:settings.adaptive_brightness"]
+    cfg = _config(tmp_path, templates=[], test_templates=held)
+    train, test, _ = split_tasks(cfg, _template_names(cfg))
+    trained = {f"{t.env_id}:{t.template}" for t in train}
+    assert {f"{t.env_id}:{t.template}" for t in test} == set(held)
+    assert not trained & set(held) and len(trained) == 48 - len(held)
+
+
 def test_heldout_config_is_checked() -> None:
     for bad in ({"eval_seeds": {"start": 1}}, {"eval_seeds": [3, 3]}, {"eval_samples": -1},
                 {"test_templates": ["clock.delete_alarm"]}, {"bc_epochs": -2}, {"iterations": -1}):  # fmt: skip

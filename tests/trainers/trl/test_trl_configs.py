@@ -88,8 +88,8 @@ def test_entry_point_runs_the_cpu_config(tmp_path: Path) -> None:
     model = build_tool_causal_lm(tmp_path / "model")
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "trainers.trl", "--config", str(CONFIGS / "grpo_tiny_clickgrid_cpu.yaml"),
-           f"model={model}", f"trl.output_dir={out}", "trl.max_steps=2", "trl.per_device_train_batch_size=16",
-           "guigym.estimator=sca"]  # fmt: skip
+           "--set", f"model={model}", "--set", f"trl.output_dir={out}", "--set", "trl.max_steps=2",
+           "--set", "trl.per_device_train_batch_size=16", "--set", "guigym.estimator=sca"]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
