@@ -111,15 +111,13 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
     An override is guigym's ``KEY=VALUE`` (the value parsed as YAML), with the key a run-file key: ``model=...``, or
     a field under its section, ``trl.max_steps=3``, ``guigym.estimator=sca``. The ``trl:`` section is built by TRL's
     own parser (``trl.TrlParser``, a ``transformers.HfArgumentParser``), so TRL's checks apply unchanged. The
-    ``model`` is checked with :func:`agents.hub.resolve_model` before anything loads.
+    ``model`` is checked with :func:`agents.hub.resolve_model` before anything else loads (TRL included).
 
     Raises:
         trainers.config_io.ConfigError: a missing file, an unknown key or field, or an override without its section,
             each with the closest names; a field value TRL or guigym refuses. A model that cannot load raises
             :class:`agents.hub.ModelPathError` or :class:`agents.hub.HubUnavailableError`.
     """
-    from trl import GRPOConfig, TrlParser
-
     from agents.hub import resolve_model
 
     data = read_yaml_mapping(path)
@@ -131,7 +129,7 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
             data[key] = value
         else:
             if section not in ("guigym", "trl"):
-                raise ConfigError(_unknown(f"section {section!r} in --set {key}", section, ("guigym", "trl")))
+                raise ConfigError(_unknown(f"no section {section!r} in --set {key}; the sections are guigym and trl", section, ("guigym", "trl")))
             data.setdefault(section, {})[name] = value
     unknown = [k for k in data if k not in RUN_KEYS]
     if unknown:
@@ -139,6 +137,10 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
                                    unknown[0], RUN_KEYS))  # fmt: skip
     if "model" not in data:
         raise ConfigError(f"{path} names no model: add `model: FOLDER_OR_HUB_ID` or --set model=...")
+    # The model first: an unreachable hub is then one line in seconds, before TRL's slow import.
+    model = resolve_model(str(data["model"]))
+    from trl import GRPOConfig, TrlParser
+
     sections = {name: dict(data.get(name) or {}) for name in ("guigym", "trl")}
     for name, cls in (("guigym", GuiGymTRLConfig), ("trl", GRPOConfig)):
         fields = [f.name for f in dataclasses.fields(cls)]
@@ -150,7 +152,7 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
         (args,) = TrlParser([GRPOConfig]).parse_dict(coerce_floats(GRPOConfig, sections["trl"]))
     except (TypeError, ValueError) as exc:
         raise ConfigError(" ".join(str(exc).split())) from None  # TRL's own message, on one line
-    return resolve_model(str(data["model"])), guigym, args
+    return model, guigym, args
 
 
 def _unknown(what: str, name: str, known: Any) -> str:

@@ -82,12 +82,13 @@ def test_accelerate_configs_are_zero3_and_fsdp() -> None:
     assert fsdp["distributed_type"] == "FSDP" and fsdp["fsdp_config"]["fsdp_version"] == 2
 
 
-def test_entry_point_runs_the_cpu_config(tmp_path: Path) -> None:
+@pytest.mark.parametrize("entry", [["-m", "trainers.trl"], ["-m", "guigym.cli", "train", "trl"]])
+def test_entry_point_runs_the_cpu_config(entry: list[str], tmp_path: Path) -> None:
     from trainers.trl.tiny import build_tool_causal_lm
 
     model = build_tool_causal_lm(tmp_path / "model")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "trainers.trl", "--config", str(CONFIGS / "grpo_tiny_clickgrid_cpu.yaml"),
+    cmd = [sys.executable, *entry, "--config", str(CONFIGS / "grpo_tiny_clickgrid_cpu.yaml"),
            "--set", f"model={model}", "--set", f"trl.output_dir={out}", "--set", "trl.max_steps=2",
            "--set", "trl.per_device_train_batch_size=16", "--set", "guigym.estimator=sca"]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
