@@ -186,7 +186,7 @@ def test_the_readme_gpu_core_command_passes_its_split_check(tmp_path: Path) -> N
     # Skipped above (a GPU and a hub model): its overrides on core_tiny.yaml must still make a valid run, whose
     # held-out templates stay out of training (`templates=[]` once overlapped `test_templates` and was refused).
     from trainers.core.config import CoreConfig
-    from trainers.core.loop import _template_names, split_tasks
+    from trainers.core.loop import split_tasks, template_names
 
     line = next(c for c in ALL["README.md"] if c.text.startswith("guigym train core") and "--set model=" in c.text)
     words = shlex.split(line.text)
@@ -194,7 +194,7 @@ def test_the_readme_gpu_core_command_passes_its_split_check(tmp_path: Path) -> N
     overrides = [words[k + 1] for k, w in enumerate(words) if w == "--set"]
     overrides = [o for o in overrides if not o.startswith(("model=", "device="))] + [f"model={tmp_path}", "device=cpu"]
     cfg = CoreConfig.from_yaml(config, overrides)
-    train, test, _ = split_tasks(cfg, _template_names(cfg))
+    train, test, _ = split_tasks(cfg, template_names(cfg))
     held = set(cfg.test_templates)
     assert held and {f"{t.env_id}:{t.template}" for t in test} == held
     assert not {f"{t.env_id}:{t.template}" for t in train} & held and len(train) > len(test)

@@ -157,7 +157,9 @@ def heldout_tasks(config: CoreConfig, train: list[CoreTask]) -> list[CoreTask]:
     return heldout
 
 
-def _template_names(config: CoreConfig) -> dict[str, list[str]]:
+def template_names(config: CoreConfig) -> dict[str, list[str]]:
+    """``{env id: template names}`` a run draws its split from (:func:`split_tasks`): the config's ``templates``,
+    or for an env named only in ``envs`` every template of it that ``test_templates`` does not hold out."""
     names: dict[str, list[str]] = {}
     for item in config.templates:
         env_id, _, template = item.partition(":")
@@ -567,7 +569,7 @@ def train_core(config: CoreConfig, console: Any = None) -> dict[str, Any]:
         )
     if not done:
         # The splits first: an overlapping held-out split is refused before anything is written or trained.
-        train, test, demo = split_tasks(config, _template_names(config))
+        train, test, demo = split_tasks(config, template_names(config))
         state = RunState(train, test, demo, heldout=heldout_tasks(config, train), model=config.model)
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_temporaries(out)

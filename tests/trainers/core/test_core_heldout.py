@@ -56,11 +56,11 @@ def test_test_templates_that_are_training_templates_are_refused(tmp_path: Path) 
 def test_every_template_means_every_one_not_held_out(tmp_path: Path) -> None:
     # README's GPU command sets templates=[] on core_tiny.yaml, which names test_templates: the run trains on the
     # rest (it was refused as an overlap at start).
-    from trainers.core.loop import _template_names, split_tasks
+    from trainers.core.loop import split_tasks, template_names
 
     held = [f"{PHONE}:clock.turn_off_alarm", f"{PHONE}:settings.adaptive_brightness"]
     cfg = _config(tmp_path, templates=[], test_templates=held)
-    train, test, _ = split_tasks(cfg, _template_names(cfg))
+    train, test, _ = split_tasks(cfg, template_names(cfg))
     trained = {f"{t.env_id}:{t.template}" for t in train}
     assert {f"{t.env_id}:{t.template}" for t in test} == set(held)
     assert not trained & set(held) and len(trained) == 48 - len(held)
