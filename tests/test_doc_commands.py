@@ -22,6 +22,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,7 @@ CUT_DOWN: dict[str, list[str]] = {
     "guigym train sft": ["--set", "epochs=1"],
     "guigym train dpo": ["--set", "epochs=1", "--set", "progress=false"],
     "guigym train ipl": ["--set", "rounds=1", "--set", "warmup_sft_epochs=1", "--set", "max_new_tokens=8",
-                         "--set", "eval_seeds=null", "--set", "progress=false"],
+                         "--set", "eval_seeds=null", "--set", "steps_per_round=2", "--set", "progress=false"],
     "guigym train core": ["--set", "iterations=0", "--set", "bc_epochs=1"],
     "guigym train trl": ["--set", "trl.max_steps=2", "--set", "trl.per_device_train_batch_size=16"],
 }  # fmt: skip
@@ -165,15 +166,21 @@ def test_the_skip_and_cut_lists_are_printed(capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # the whole document in one test (its lines build on each other); each line has 300 s
 @pytest.mark.parametrize("document", sorted(name for name, cs in ALL.items() if any(not c.skip for c in cs)))
-def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None:
+def test_document_commands_run_as_written(
+    document: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for shared in ("configs", "benchmarks", "examples"):
         (tmp_path / shared).symlink_to(ROOT / shared)
     for command in ALL[document]:
         if command.skip:
             continue
         before = {p.name for p in tmp_path.iterdir()}
+        start = time.perf_counter()
         proc = _run(command, tmp_path)
+        with capsys.disabled():  # each line's time, so a slow line shows where CI's minutes go
+            print(f"\n  {time.perf_counter() - start:6.1f} s  {command.where}: {command.text.splitlines()[0][:80]}", end="")
         assert proc.returncode == 0, (
             f"{command.where}: {command.text}\n--- stdout ---\n{proc.stdout[-2000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
         )
