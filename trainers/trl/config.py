@@ -109,5 +109,10 @@ class GuiGymTRLConfig:
                 "screenshot=True is for action_mode='tools' (images in reset and tool results); text mode's "
                 "prompt is its output format's"
             )
+        if self.screenshot and self.env_kwargs.get("screenshots") is False:
+            raise TRLConfigError(
+                "screenshot=True sends the env's screenshots, but env_kwargs has screenshots: false (blank images); "
+                "drop one of the two"
+            )
         if self.max_elements < 1:
             raise TRLConfigError(f"max_elements={self.max_elements} must be at least 1")

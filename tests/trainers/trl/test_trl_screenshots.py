@@ -39,6 +39,8 @@ def test_text_stays_the_default_and_images_need_tools_mode() -> None:
         assert factory().reset(seed=0) == "Task: click cell h"
     with pytest.raises(TRLConfigError, match="action_mode='tools'"):
         GuiGymTRLConfig(action_mode="text", screenshot=True)
+    with pytest.raises(TRLConfigError, match="blank images"):
+        GuiGymTRLConfig(env_id="GuiWeb-v0", env_kwargs={"screenshots": False}, screenshot=True)
 
 
 def test_tool_schema_names_image_results_only_with_screenshots() -> None:
@@ -111,3 +113,19 @@ def test_grpo_trainer_trains_the_tiny_vlm_with_images_in_tool_results(tmp_path: 
     moved = sum((before[k] - v.detach()).abs().sum().item() for k, v in trainer.model.named_parameters())
     assert moved > 0
     assert all(not e._envs for e in trainer.environment_factories[None].environments)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists() and not __import__("os").environ.get("GUIGYM_CHROMIUM"),
+                    reason="needs Chromium")  # fmt: skip
+def test_browser_envs_on_the_shared_chromium_take_screenshots_when_asked() -> None:
+    pytest.importorskip("playwright")
+    # Without ssl or text mode the shared-browser envs skip screenshots for speed; screenshot=True turns them on.
+    config = GuiGymTRLConfig(env_id="GuiWeb-v0", task="shop.open_wishlist", tools=["click"], screenshot=True)
+    with make_environment_factory(config) as factory:
+        env = factory()
+        image, text = env.reset(seed=0)
+        pixels = np.asarray(image["image"])
+        assert pixels.ndim == 3 and pixels.shape[2] == 3 and pixels.std() > 0  # a rendered page, not a blank
+        assert text["text"].startswith("Task: ") and "Wishlist" in text["text"]
+        image, _ = env.click(element_id="2")
+        assert env.episode.success and np.asarray(image["image"]).shape == pixels.shape
