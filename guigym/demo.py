@@ -202,13 +202,13 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
 
 
 def duration_text(seconds: float) -> str:
-    """Seconds as minutes and seconds, rounded to the second.
+    """Seconds as minutes and seconds, rounded to the second (seconds alone under a minute).
 
-    >>> duration_text(444.4), duration_text(59.6), duration_text(60.2)
-    ('7 min 24 s', '1 min 0 s', '1 min 0 s')
+    >>> duration_text(444.4), duration_text(59.6), duration_text(25.2)
+    ('7 min 24 s', '1 min 0 s', '25 s')
     """
     minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s"
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def _cpu_cores() -> int:
