@@ -1,8 +1,11 @@
 """Agents served by any OpenAI-compatible chat-completions endpoint (vLLM, TGI, llama.cpp, hosted models).
 
-Screenshots travel as base64 PNG ``image_url`` parts (``data:image/png;base64,...``). The client is plain
-``urllib``; a batch of conversations is sent as concurrent requests (one per conversation, ``n`` samples
-each), so ``act_batch`` still costs one round of requests per env step.
+Screenshots travel as base64 PNG ``image_url`` parts (``data:image/png;base64,...``). The client is one
+``httpx.Client`` per generator: its connections are kept alive and reused across requests (up to ``max_workers``
+at once), every request has a connect and a read time-out, and a request that fails in a way a busy server
+recovers from (no connection, a time-out, HTTP 408 / 409 / 429 / 5xx) is sent again after an exponential back-off
+with jitter, or after the server's ``Retry-After``. A batch of conversations is sent as concurrent requests (one
+per conversation, ``n`` samples each), so ``act_batch`` still costs one round of requests per env step.
 """
 
 from __future__ import annotations
@@ -11,17 +14,23 @@ import base64
 import io
 import json
 import os
-import urllib.error
-import urllib.request
+import random
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 import numpy as np
 
 from agents.generation import Conversation, Generation, SamplingParams
 from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
+
+#: HTTP statuses worth sending again: time-out, conflict, rate limit and the server-side errors of a loaded or
+#: restarting server. Any other error status (a bad request, a wrong key or model name) fails at once.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 class APIError(RuntimeError):
@@ -35,12 +44,19 @@ class APIGenerator:
         base_url: e.g. ``http://localhost:8000/v1``.
         model: the model name the server expects.
         api_key: sent as a bearer token; default ``$OPENAI_API_KEY`` (none when unset).
-        timeout: seconds per request.
-        max_workers: concurrent requests for a batch.
+        timeout: seconds a request may wait for the server's answer (each read; a stalled server is abandoned
+            after this long and the request is retried).
+        max_workers: concurrent requests for a batch, and the connections kept alive for reuse.
         request_logprobs: ask for per-token log-probs (``logprobs: true``); servers that support it return
             them, in nats, under their own sampling settings. Token ids are never available over this API.
         supports_images: send screenshots (set ``False`` for text-only models).
         extra_body: merged into every request body (e.g. ``{"top_k": 20}`` for vLLM).
+        max_retries: sends after the first for a request that failed in a retryable way (no connection, a
+            time-out, HTTP 408 / 409 / 429 / 5xx); 0 never retries.
+        backoff: seconds before the first retry; each next one waits twice as long (times a random factor in
+            [0.5, 1], so clients that failed together do not retry together), at most ``max_backoff``.
+        max_backoff: the longest wait between two sends in seconds, also the cap on a server's ``Retry-After``.
+        connect_timeout: seconds to open a connection (a server that is down fails fast and is retried).
     """
 
     def __init__(
@@ -53,7 +69,17 @@ class APIGenerator:
         request_logprobs: bool = False,
         supports_images: bool = True,
         extra_body: dict[str, Any] | None = None,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        connect_timeout: float = 10.0,
     ) -> None:
+        if max_retries < 0 or backoff < 0 or max_backoff < 0 or timeout <= 0 or connect_timeout <= 0:
+            raise ValueError(
+                f"APIGenerator needs max_retries >= 0, backoff >= 0, max_backoff >= 0 and positive time-outs; got "
+                f"max_retries={max_retries}, backoff={backoff}, max_backoff={max_backoff}, timeout={timeout}, "
+                f"connect_timeout={connect_timeout}"
+            )
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
@@ -62,6 +88,42 @@ class APIGenerator:
         self.request_logprobs = request_logprobs
         self.supports_images = supports_images
         self.extra_body = dict(extra_body or {})
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.connect_timeout = connect_timeout
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+        self._jitter = random.Random()
+
+    # ----- connection ----------------------------------------------------------------------------------------
+    def client(self) -> httpx.Client:
+        """The generator's HTTP client, made on first use; its keep-alive pool holds up to ``max_workers``
+        connections, reused by every later request."""
+        with self._client_lock:
+            if self._client is None:
+                headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+                self._client = httpx.Client(
+                    headers=headers,
+                    timeout=httpx.Timeout(self.timeout, connect=min(self.connect_timeout, self.timeout)),
+                    limits=httpx.Limits(
+                        max_connections=self.max_workers, max_keepalive_connections=self.max_workers
+                    ),
+                )
+            return self._client
+
+    def close(self) -> None:
+        """Close the kept-alive connections; a later request opens new ones. Idempotent."""
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def __enter__(self) -> APIGenerator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def generate(
         self,
@@ -114,21 +176,50 @@ class APIGenerator:
         return out
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:300]
-            raise APIError(f"{self.url} answered HTTP {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError) as exc:
-            raise APIError(f"could not reach {self.url}: {exc}; is the server running?") from exc
-        except json.JSONDecodeError as exc:
-            raise APIError(f"{self.url} did not return JSON: {exc}") from exc
+        """One chat completion, sent again after a back-off while it fails in a retryable way."""
+        client = self.client()
+        failure, retry_after = "", None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                time.sleep(self._delay(attempt, retry_after))
+                retry_after = None
+            try:
+                response = client.post(self.url, json=body)
+            except httpx.TimeoutException as exc:
+                failure = (
+                    f"no answer from {self.url} in time ({type(exc).__name__}; timeout={self.timeout:g} s)"
+                )
+                continue
+            except httpx.TransportError as exc:
+                failure = f"could not reach {self.url}: {exc!r}; is the server running?"
+                continue
+            if response.status_code in RETRY_STATUSES:
+                failure = f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}"
+                retry_after = _retry_after(response)
+                continue
+            if response.is_error:
+                raise APIError(f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}")
+            try:
+                return response.json()
+            except json.JSONDecodeError as exc:
+                raise APIError(f"{self.url} did not return JSON: {exc}") from exc
+        sends = self.max_retries + 1
+        raise APIError(f"{failure} (gave up after {sends} send{'s' if sends > 1 else ''})")
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before send ``attempt`` (1 = the first retry): the server's ``Retry-After`` when it gave
+        one, else ``backoff * 2**(attempt - 1)`` times a random factor in [0.5, 1]; never over ``max_backoff``."""
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff)
+        return min(self.backoff * 2 ** (attempt - 1), self.max_backoff) * self._jitter.uniform(0.5, 1.0)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds (the delta-seconds form; an HTTP date or junk gives ``None``)."""
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "")))
+    except ValueError:
+        return None
 
 
 def _generation(choice: dict[str, Any]) -> Generation:

@@ -181,11 +181,18 @@ VLM_SIZES = {
 }  # fmt: skip
 
 
-def build_vlm(path: Path, size: str = "tiny", **overrides: int) -> Path:
+def build_vlm(
+    path: Path,
+    size: str = "tiny",
+    tokenizer_builder: Callable[[], Any] | None = None,
+    chat_template: str = CHAT_TEMPLATE,
+    **overrides: int,
+) -> Path:
     """A randomly initialised Qwen2.5-VL of ``size`` (:data:`VLM_SIZES`, any key overridden by ``overrides``) and
     its image-only processor, saved under ``path``: the real architecture (windowed vision attention, M-RoPE),
     built from a config with ``torch.manual_seed(0)``. Images are resized to a multiple of 28 pixels a side, with
-    between ``28*28*4`` and ``max_pixels`` pixels."""
+    between ``28*28*4`` and ``max_pixels`` pixels. ``tokenizer_builder()`` (default :func:`build_tokenizer`) makes
+    the tokenizer, which must hold :data:`SPECIAL_TOKENS`; ``chat_template`` is the processor's."""
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
@@ -193,11 +200,11 @@ def build_vlm(path: Path, size: str = "tiny", **overrides: int) -> Path:
     if size not in VLM_SIZES:
         raise ValueError(f"size must be one of {sorted(VLM_SIZES)}, got {size!r}")
     z = {**VLM_SIZES[size], **overrides}
-    tokenizer = build_tokenizer()
+    tokenizer = (tokenizer_builder or build_tokenizer)()
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
     image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28 * 4, max_pixels=z["max_pixels"])
     processor = image_only_qwen2_vl_processor_class("2.5")(
-        image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template
     )
     processor.save_pretrained(path)
     head_dim = z["hidden"] // z["heads"]

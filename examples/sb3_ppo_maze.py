@@ -11,7 +11,11 @@ No wrapper is written here: ``Maze-v0`` with ``mode="navigate"`` is an image ``B
 The default is one fixed maze (``layout_seed=3``, size 3: one a random walk solves only a few percent of the
 time), the setting of SSL's own maze experiment. With a new maze every reset (``--layout-seed -1``) an ``MlpPolicy``
 must generalise over layouts from pixels, and 60k steps were measured to teach it nothing with either reward.
-The PPO settings: 64-64 MLP, learning rate 1e-3, 1024-step rollouts, 4 epochs.
+The policy is ``MlpPolicy``: the observation is the (2 * size + 1)-square grid image (7 x 7 x 3 at size 3), far
+below the 36 x 36 pixels ``CnnPolicy``'s NatureCNN needs. The PPO settings (:data:`PPO_SETTINGS`): 64-64 MLP,
+learning rate 1e-3, 1024-step rollouts, 4 epochs, entropy bonus 0.05. With them 6 of 6 PPO seeds solved the fixed
+maze greedily within 25,000 steps (binary reward, 2026-12-06); with an entropy bonus of 0.01, 2 of 5 seeds
+collapsed onto a policy that never reaches the goal. ``tests/examples/test_sb3_examples.py`` trains one.
 Writes ``runs/sb3_maze/curves.png``.
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
@@ -29,6 +34,13 @@ try:  # run as a script (python examples/...) or imported as examples.sb3_ppo_ma
     from sb3_common import RUNS, final_rate, plot_curves, train_one
 except ImportError:
     from examples.sb3_common import RUNS, final_rate, plot_curves, train_one
+
+
+#: PPO's keyword arguments for the maze (the full run; ``--quick`` shrinks the rollouts).
+PPO_SETTINGS: dict[str, Any] = {
+    "n_steps": 1024, "batch_size": 256, "n_epochs": 4, "learning_rate": 1e-3, "ent_coef": 0.05,
+    "policy_kwargs": {"net_arch": [64, 64]},
+}  # fmt: skip
 
 
 def make_env(reward: str, size: int = 3, layout_seed: int | None = 3) -> gym.Env:
@@ -49,10 +61,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = parser.parse_args(argv)
     steps = 256 if args.quick else args.steps
     layout = None if args.layout_seed < 0 else args.layout_seed
-    ppo = {
-        "n_steps": 128 if args.quick else 1024, "batch_size": 64 if args.quick else 256, "n_epochs": 4,
-        "learning_rate": 1e-3, "ent_coef": 0.01, "policy_kwargs": {"net_arch": [64, 64]},
-    }
+    ppo = {**PPO_SETTINGS, "n_steps": 128, "batch_size": 64} if args.quick else PPO_SETTINGS
     curves = {
         reward: train_one(lambda r: make_env(r, args.size, layout), reward, steps, "MlpPolicy", args.seed, ppo)
         for reward in ("binary", "ssl")

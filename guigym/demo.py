@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import statistics
 import time
@@ -198,6 +199,21 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     centre = (p + z2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def duration_text(seconds: float) -> str:
+    """Seconds as minutes and seconds, rounded to the second (seconds alone under a minute).
+
+    >>> duration_text(444.4), duration_text(59.6), duration_text(25.2)
+    ('7 min 24 s', '1 min 0 s', '25 s')
+    """
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
+
+
+def _cpu_cores() -> int:
+    """CPU cores this process may run on (a container's share, not the host's count)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _plural(n: int, noun: str) -> str:
@@ -386,6 +402,7 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
     from agents.tiny_models import build_causal_lm
     from guigym.report import write_report
 
+    started = time.perf_counter()
     config = config or DemoConfig()
     console = console or Console()
     out = Path(config.out)
@@ -473,5 +490,10 @@ def run_mission(config: DemoConfig | None = None, console: Console | None = None
     total = sum(seconds.values())
     summary.append(["total", "", "", f"{total:.0f}"])
     console.print(_table("guigym demo: summary", SUMMARY_COLUMNS, summary))
+    wall = time.perf_counter() - started
+    console.print(
+        f"the demo took {duration_text(wall)} (wall clock, measured here on {_cpu_cores()} CPU cores; the set-up and "
+        "Python's start-up not included)"
+    )
     console.print(f"open {results['report']} in a browser")
-    return {**results, "summary": summary, "seconds": seconds}
+    return {**results, "summary": summary, "seconds": seconds, "wall_seconds": wall}

@@ -128,9 +128,11 @@ class RunResult:
 
 
 def run_arm(
-    model: str | Path, arm: str, seed: int, task: Task, out: str | Path, progress: bool = False
+    model: str | Path, arm: str, seed: int, task: Task, out: str | Path, progress: bool = False,
+    show_memory_plan: bool = True,
 ) -> RunResult:
-    """Train one GRPO run of ``arm`` with ``seed`` on the task; logs and the final model go to ``out/<arm>-<seed>``."""
+    """Train one GRPO run of ``arm`` with ``seed`` on the task; logs and the final model go to ``out/<arm>-<seed>``.
+    ``show_memory_plan``: print the run's memory plan table (every arm and seed has the same one)."""
     import torch
 
     from trainers.grpo import train
@@ -150,7 +152,7 @@ def run_arm(
         device="cpu", seed=seed, seed_start=seed * TRAIN_SEEDS_PER_RUN, num_train_seeds=TRAIN_SEEDS_PER_RUN,
         eval_seeds={"start": EVAL_SEED_START, "count": task.eval_count}, eval_every=task.eval_every, eval_samples=0,
         grad_variance_every=task.grad_variance_every, output_dir=str(Path(out) / f"{arm}-{seed}"), progress=progress,
-        plot=False,
+        plot=False, show_memory_plan=show_memory_plan,
     )  # fmt: skip
     result = train(config)
     evals = result["eval"]
@@ -159,9 +161,9 @@ def run_arm(
                      history)  # fmt: skip
 
 
-def _run_job(job: tuple[str, str, int, dict[str, Any], str]) -> RunResult:
-    model, arm, seed, task, out = job
-    return run_arm(model, arm, seed, Task(**task), out)
+def _run_job(job: tuple[str, str, int, dict[str, Any], str, bool]) -> RunResult:
+    model, arm, seed, task, out, show_memory_plan = job
+    return run_arm(model, arm, seed, Task(**task), out, show_memory_plan=show_memory_plan)
 
 
 def compare(
@@ -176,7 +178,8 @@ def compare(
 ) -> dict[str, list[RunResult]]:
     """Run every arm with every seed; ``{arm: [RunResult per seed, in seed order]}``.
 
-    ``jobs > 1`` runs that many trainings at once in spawned processes (one torch thread each).
+    ``jobs > 1`` runs that many trainings at once in spawned processes (one torch thread each). The memory plan,
+    the same for every run, is printed by the first run only.
     ``on_run(result)`` is called as each run finishes (for progress lines).
     """
     for arm in arms:
@@ -185,14 +188,15 @@ def compare(
     order = [(arm, seed) for seed in seeds for arm in arms]  # paired arms of a seed finish together
     results: dict[tuple[str, int], RunResult] = {}
     if jobs <= 1:
-        for arm, seed in order:
-            results[arm, seed] = r = run_arm(model, arm, seed, task, out, progress=progress)
+        for i, (arm, seed) in enumerate(order):
+            results[arm, seed] = r = run_arm(model, arm, seed, task, out, progress=progress, show_memory_plan=i == 0)
             if on_run is not None:
                 on_run(r)
     else:
         with ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as pool:
             futures = [
-                pool.submit(_run_job, (str(model), arm, seed, asdict(task), str(out))) for arm, seed in order
+                pool.submit(_run_job, (str(model), arm, seed, asdict(task), str(out), i == 0))
+                for i, (arm, seed) in enumerate(order)
             ]
             for fut in futures:
                 r = fut.result()

@@ -26,6 +26,10 @@ def test_quick_demo_runs_every_stage_and_writes_the_report(tmp_path: Path) -> No
     summary = result.output.split("guigym demo: summary")[-1]
     for stage in ("baselines", "demos", "core", "grpo", "eval", "report", "total"):
         assert stage in summary, stage
+    # Each table once: the GRPO stage's runs share one memory plan, printed by the first run only.
+    for title in ("baselines (1 episode", "memory plan per device", "GuiOffline-v0 fixtures", "guigym demo: summary"):
+        assert result.output.count(title) == 1, title
+    assert re.search(r"the demo took (\d+ min )?\d+ s \(wall clock, measured here on \d+ CPU cores", summary)
 
     # Oracle demonstrations on the shop and the phone, with screenshots.
     demos = sorted((out / "demos").glob("*/trajectory.jsonl"))

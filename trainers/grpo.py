@@ -354,7 +354,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
     acc = _accelerator(config)
     refuse_sharded_strategies(acc.distributed_type)
     rank, world = acc.process_index, acc.num_processes
-    check_memory_plan(config, acc.device, world, acc.is_main_process)  # before any model, env or rollout
+    # Before any model, env or rollout.
+    check_memory_plan(config, acc.device, world, verbose=acc.is_main_process and config.show_memory_plan)
     seed_everything(config.seed + rank)  # ranks sample differently, start from the same weights
     if config.deterministic:
         torch.use_deterministic_algorithms(True)

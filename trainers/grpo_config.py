@@ -136,6 +136,9 @@ class GRPOConfig(
     """Memory one device has for training, in GiB (2**30 bytes); the memory plan (``trainers.memory_plan``) must
     fit it or the run is refused before any env or rollout. ``None`` (default): the CUDA device's memory when
     there is one, else no check (the plan is still printed)."""
+    show_memory_plan: bool = True
+    """Print the memory plan table before the first rollout (the check against ``device_memory_gib`` runs either
+    way). Runs that repeat one shape (``guigym.grpo_compare``, ``guigym demo``) print it for their first run only."""
 
     # --- rollout envs ---
     group_envs: bool = False

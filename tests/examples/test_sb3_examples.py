@@ -67,3 +67,52 @@ def test_sb3_env_checker_accepts_the_ids_as_registered(env_id: str, kwargs: dict
             assert env.action_space.low.tolist() == [-1, -1] and env.action_space.high.tolist() == [1, 1]
     finally:
         env.close()
+
+
+def _greedy_episode(model: object, env: gym.Env) -> tuple[bool, int]:
+    """(reached the goal, steps) of one greedy episode."""
+    obs, _ = env.reset(seed=0)
+    for steps in range(1, 10_000):
+        action, _ = model.predict(obs, deterministic=True)  # type: ignore[attr-defined]
+        obs, _, terminated, truncated, _ = env.step(int(action))
+        if terminated or truncated:
+            return bool(terminated), steps
+    raise AssertionError("the episode never ended")
+
+
+def test_maze_navigate_learns_with_the_policy_the_readme_names() -> None:
+    """The README names ``MlpPolicy`` for ``Maze-v0`` navigate (7 x 7 x 3 at size 3, under ``CnnPolicy``'s
+    36 x 36): the example's PPO settings take the greedy policy from failing to the shortest path."""
+    import torch
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    env = sb3_ppo_maze.make_env("binary")
+    evaluation = sb3_ppo_maze.make_env("binary")
+    try:
+        model = PPO("MlpPolicy", env, seed=0, device="cpu", **sb3_ppo_maze.PPO_SETTINGS)
+        assert not _greedy_episode(model, evaluation)[0]  # untrained: walks into a wall until truncated
+        evaluation.reset(seed=0)
+        shortest = privileged_of(evaluation)["distance_to_goal"]
+        model.learn(total_timesteps=25_000)
+        assert _greedy_episode(model, evaluation) == (True, shortest)
+    finally:
+        env.close()
+        evaluation.close()
+
+
+def test_android_box_id_trains_with_cnn_policy() -> None:
+    """``GuiAndroidGround-Box-v0`` (a 100 x 160 screenshot, over ``CnnPolicy``'s 36 x 36) takes PPO updates as it
+    is registered; the web id runs in the grounding example's quick test."""
+    import torch
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    env = gym.make("GuiAndroidGround-Box-v0", reward="ssl")
+    try:
+        model = PPO("CnnPolicy", env, n_steps=8, batch_size=8, n_epochs=1, seed=0, device="cpu")
+        before = [p.detach().clone() for p in model.policy.parameters()]
+        model.learn(total_timesteps=8)
+        assert any(not torch.equal(a, b.detach()) for a, b in zip(before, model.policy.parameters(), strict=True))
+    finally:
+        env.close()

@@ -58,6 +58,10 @@ class GuiGymTRLConfig:
         task: a fixed task template name for every row (task envs); default none (drawn from the seed).
         system_prompt: the first user message's text before the env's observation (tools mode); ``None``
             for the default, which says to act through the tools.
+        screenshot: tools mode, for VLMs: ``reset`` and every tool return the screenshot as an image content block
+            before the text (``[{"type": "image", "image": PIL image}, {"type": "text", "text": ...}]``), which TRL
+            hands to the model's processor; the image is the env's screenshot at its own size in pixels (the
+            processor resizes it). Default false: text only, for text models.
     """
 
     env_id: str = "ClickGrid-v0"
@@ -76,6 +80,7 @@ class GuiGymTRLConfig:
     seeds: list[int] = field(default_factory=lambda: [0, 256])
     task: str | None = None
     system_prompt: str | None = None
+    screenshot: bool = False
 
     def __post_init__(self) -> None:
         if self.action_mode not in ACTION_MODES:
@@ -100,5 +105,15 @@ class GuiGymTRLConfig:
             raise TRLConfigError(f"estimator={self.estimator!r}; use 'grpo' (TRL's) or 'sca'")
         if len(self.seeds) != 2 or not 0 <= self.seeds[0] < self.seeds[1]:
             raise TRLConfigError(f"seeds={self.seeds!r} must be [start, stop) with 0 <= start < stop")
+        if self.screenshot and self.action_mode != "tools":
+            raise TRLConfigError(
+                "screenshot=True is for action_mode='tools' (images in reset and tool results); text mode's "
+                "prompt is its output format's"
+            )
+        if self.screenshot and self.env_kwargs.get("screenshots") is False:
+            raise TRLConfigError(
+                "screenshot=True sends the env's screenshots, but env_kwargs has screenshots: false (blank images); "
+                "drop one of the two"
+            )
         if self.max_elements < 1:
             raise TRLConfigError(f"max_elements={self.max_elements} must be at least 1")

@@ -9,7 +9,8 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
 :class:`GuiGymEnvironment` plays one guigym env that way:
 
 * ``reset(env_id, seed, task=None, **_)``: ``env.reset(seed=seed)`` (and ``options={"task": task}`` for a task
-  env); returns the first observation as text (instruction, URL, the first ``max_elements`` page elements).
+  env); returns the first observation as text (instruction, URL, the first ``max_elements`` page elements), or,
+  with ``screenshot: true``, as content blocks: the screenshot as an image, then that text (for VLMs).
 * **tools** (``action_mode="tools"``): one method per action type of :class:`gui_envs.schema.actions.Action` chosen in
   the config (``click(x, y, element_id)``, ``type(text, element_id)``, ``scroll(direction, element_id)``,
   ``press(key)``, ``navigate(target, url)``, ``stop(answer)``, ...). A call is one ``env.step``; it returns the
@@ -21,17 +22,23 @@ without a tool call (TRL ``GRPOConfig.max_tool_calling_iterations`` caps the tur
 
 Every step's reward is recorded per reward family (:class:`Episode`): the env's own, SSL's (the env wrapped in
 :class:`gui_envs.reward_wrappers.SweetSpotReward`, whose ``info`` also carries the binary verifier ``C``) and the
-strategy graph's (:class:`gui_envs.reward_wrappers.graph.StrategyGraphReward`); :mod:`trainers.trl.rewards` reads them.
+strategy graph's (:class:`gui_envs.reward_wrappers.graph.StrategyGraphReward`); :mod:`trainers.trl.rewards` reads them,
+and a reward function of one's own reads them through :func:`episodes_of`.
+
+The factory (:class:`EnvironmentFactory`) keeps every environment it built: ``factory.close()`` closes their envs
+and the shared browser. (The environments themselves have no public ``close``: TRL would list it as a tool.)
 """
 
 from __future__ import annotations
 
 import json
+import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, SupportsFloat
 
 import gymnasium as gym
+import numpy as np
 
 import gui_envs  # noqa: F401  (registers the env ids)
 from gui_envs.reward_wrappers import with_reward
@@ -39,6 +46,9 @@ from gui_envs.reward_wrappers.graph import StrategyGraphReward
 from gui_envs.schema.actions import Action, InvalidActionError
 from gui_envs.schema.privileged import privileged_of
 from trainers.trl.config import GuiGymTRLConfig
+
+#: What ``reset`` and the tools return: text, or content blocks (an image block, then a text block).
+Observation = str | list[dict[str, Any]]
 
 DEFAULT_SYSTEM_PROMPT = (
     "You operate a graphical user interface through the tools. Call one tool per turn; points are screenshot "
@@ -142,9 +152,10 @@ class GuiGymEnvironment:
     # ----- TRL's contract ---------------------------------------------------------------------------------
     def reset(
         self, env_id: str | None = None, seed: int | None = None, task: str | None = None, **_: Any
-    ) -> str:
+    ) -> Observation:
         """Start the row's episode: ``env.reset(seed=seed)`` on ``env_id`` (default the config's), with
-        ``task`` as the task template of a task env. Returns the first observation as text."""
+        ``task`` as the task template of a task env. Returns the first observation as text, or as an image and a
+        text block with ``screenshot: true``."""
         cfg = self._config
         env = self._make(env_id or cfg.env_id)
         task = task or cfg.task
@@ -163,11 +174,24 @@ class GuiGymEnvironment:
             ctx = PromptContext(observation=self._obs, instruction=instruction_of(self._obs))
             content = self._format.messages(ctx)[-1]["content"]
             return content if isinstance(content, str) else str(content)
-        return observation_text(self._obs, cfg.max_elements)
+        return self._observation(observation_text(self._obs, cfg.max_elements))
+
+    def _observation(self, text: str) -> Observation:
+        """``text`` alone, or with ``screenshot: true`` the current screenshot as an image block before it (text
+        alone when the env's observation has no screenshot)."""
+        shot = self._obs.get("screenshot") if isinstance(self._obs, dict) else None
+        if not self._config.screenshot or shot is None:
+            return text
+        from PIL import Image
+
+        # A copy: the env may reuse its screenshot buffer on the next step, while TRL keeps this image for the
+        # loss's forward pass after the episode.
+        image = Image.fromarray(np.array(shot, dtype=np.uint8))
+        return [{"type": "image", "image": image}, {"type": "text", "text": text}]
 
     # ----- stepping ---------------------------------------------------------------------------------------
-    def _step(self, action: Action | str) -> str:
-        """One env step; returns the next observation as text (with the error or the verdict)."""
+    def _step(self, action: Action | str) -> Observation:
+        """One env step; returns the next observation (with the error or the verdict) as :meth:`reset` does."""
         if self._env is None:
             return "error: no episode (reset first)"
         if self.episode.done:
@@ -184,9 +208,9 @@ class GuiGymEnvironment:
             text = f"action error: {info['action_error']}\n{text}"
         if ep.done:
             text += f"\nEpisode over: {'success' if ep.success else 'failure'}."
-        return text
+        return self._observation(text)
 
-    def _tool(self, kind: str, **fields: Any) -> str:
+    def _tool(self, kind: str, **fields: Any) -> Observation:
         """A tool call as an :class:`Action` of type ``kind`` (``None`` fields dropped), then one step; a call
         whose arguments do not make an action is played as the env's malformed-action no-op."""
         kept = {k: v for k, v in fields.items() if v is not None}
@@ -218,7 +242,8 @@ class GuiGymEnvironment:
         kwargs = dict(cfg.env_kwargs)
         if self._shared_browser is not None and _accepts_shared_browser(env_id):
             kwargs.setdefault("shared_browser", self._shared_browser)
-            kwargs.setdefault("screenshots", cfg.action_mode == "text" or "ssl" in cfg.rewards)
+            needs_pixels = cfg.action_mode == "text" or "ssl" in cfg.rewards or cfg.screenshot
+            kwargs.setdefault("screenshots", needs_pixels)
         env: gym.Env[Any, Any] = _Tap(gym.make(env_id, **kwargs), "env", lambda: self.episode)
         if {"ssl", "binary"} & set(cfg.rewards):
             env = _Tap(with_reward(env, "ssl", **cfg.ssl_kwargs), "ssl", lambda: self.episode)
@@ -255,7 +280,9 @@ class _Tools:
     subclass of :class:`GuiGymEnvironment` (TRL lists a class's public methods as its tools). Docstrings are
     the tool schemas the model reads (transformers' ``get_json_schema``)."""
 
-    def click(self, x: float | None = None, y: float | None = None, element_id: str | None = None) -> str:
+    def click(
+        self, x: float | None = None, y: float | None = None, element_id: str | None = None
+    ) -> Observation:
         """Click a point or an element.
 
         Args:
@@ -267,7 +294,7 @@ class _Tools:
 
     def double_click(
         self, x: float | None = None, y: float | None = None, element_id: str | None = None
-    ) -> str:
+    ) -> Observation:
         """Double-click a point or an element.
 
         Args:
@@ -279,7 +306,7 @@ class _Tools:
 
     def right_click(
         self, x: float | None = None, y: float | None = None, element_id: str | None = None
-    ) -> str:
+    ) -> Observation:
         """Right-click a point or an element.
 
         Args:
@@ -291,7 +318,7 @@ class _Tools:
 
     def long_press(
         self, x: float | None = None, y: float | None = None, element_id: str | None = None
-    ) -> str:
+    ) -> Observation:
         """Press and hold a point or an element.
 
         Args:
@@ -301,7 +328,9 @@ class _Tools:
         """
         return self._tool("long_press", x=x, y=y, element_id=element_id)  # type: ignore[attr-defined]
 
-    def hover(self, x: float | None = None, y: float | None = None, element_id: str | None = None) -> str:
+    def hover(
+        self, x: float | None = None, y: float | None = None, element_id: str | None = None
+    ) -> Observation:
         """Move the pointer over a point or an element.
 
         Args:
@@ -311,7 +340,7 @@ class _Tools:
         """
         return self._tool("hover", x=x, y=y, element_id=element_id)  # type: ignore[attr-defined]
 
-    def type(self, text: str, element_id: str | None = None) -> str:  # noqa: A003  (the action's name)
+    def type(self, text: str, element_id: str | None = None) -> Observation:  # noqa: A003  (the action's name)
         """Type text into the focused field or into an element.
 
         Args:
@@ -320,7 +349,7 @@ class _Tools:
         """
         return self._tool("type", text=text, element_id=element_id)  # type: ignore[attr-defined]
 
-    def scroll(self, direction: str, element_id: str | None = None) -> str:
+    def scroll(self, direction: str, element_id: str | None = None) -> Observation:
         """Scroll the page or an element by one page.
 
         Args:
@@ -329,7 +358,7 @@ class _Tools:
         """
         return self._tool("scroll", direction=direction, element_id=element_id)  # type: ignore[attr-defined]
 
-    def swipe(self, x: float, y: float, direction: str) -> str:
+    def swipe(self, x: float, y: float, direction: str) -> Observation:
         """Swipe from a point.
 
         Args:
@@ -339,7 +368,7 @@ class _Tools:
         """
         return self._tool("swipe", x=x, y=y, direction=direction)  # type: ignore[attr-defined]
 
-    def press(self, key: str) -> str:
+    def press(self, key: str) -> Observation:
         """Press a key.
 
         Args:
@@ -347,7 +376,7 @@ class _Tools:
         """
         return self._tool("press", key=key)  # type: ignore[attr-defined]
 
-    def open_app(self, app: str) -> str:
+    def open_app(self, app: str) -> Observation:
         """Open an app on the phone.
 
         Args:
@@ -355,7 +384,7 @@ class _Tools:
         """
         return self._tool("open_app", app=app)  # type: ignore[attr-defined]
 
-    def navigate(self, target: str, url: str | None = None) -> str:
+    def navigate(self, target: str, url: str | None = None) -> Observation:
         """Go back, forward, home, or to a URL.
 
         Args:
@@ -364,7 +393,7 @@ class _Tools:
         """
         return self._tool("navigate", target=target, url=url)  # type: ignore[attr-defined]
 
-    def wait(self, duration: float | None = None) -> str:
+    def wait(self, duration: float | None = None) -> Observation:
         """Wait for the screen to change.
 
         Args:
@@ -372,7 +401,7 @@ class _Tools:
         """
         return self._tool("wait", duration=duration)  # type: ignore[attr-defined]
 
-    def stop(self, answer: str | None = None) -> str:
+    def stop(self, answer: str | None = None) -> Observation:
         """End the task, with the answer if the task asks a question.
 
         Args:
@@ -381,26 +410,82 @@ class _Tools:
         return self._tool("stop", answer=answer)  # type: ignore[attr-defined]
 
 
-def make_environment_factory(config: GuiGymTRLConfig) -> Callable[[], GuiGymEnvironment]:
-    """TRL's ``environment_factory``: each call builds one :class:`GuiGymEnvironment` carrying the config's
-    tools (none in ``text`` mode). Envs of one factory share one Chromium when ``config.shared_browser``."""
-    tools = config.tools if config.action_mode == "tools" else []
-    methods = {name: _Tools.__dict__[name] for name in tools}
-    cls = type("GuiGymEnvironment", (GuiGymEnvironment,), methods)
-    shared = None
-    if config.shared_browser:
-        from gui_envs.browser.shared import SharedBrowser
+def _tool_method(method: Callable[..., Any], returns: str) -> Callable[..., Any]:
+    """A copy of a :class:`_Tools` method whose return annotation is ``returns``. The tool schema the model reads
+    carries the return type: ``str`` keeps text-only prompts as they were; ``Observation`` says images come back."""
+    copy = types.FunctionType(method.__code__, method.__globals__, method.__name__, method.__defaults__,
+                              method.__closure__)  # fmt: skip
+    copy.__doc__, copy.__qualname__ = method.__doc__, method.__qualname__
+    copy.__kwdefaults__ = method.__kwdefaults__
+    copy.__annotations__ = {**method.__annotations__, "return": returns}
+    return copy
 
-        shared = SharedBrowser()
 
-    def factory() -> GuiGymEnvironment:
-        return cls(config, shared_browser=shared)
+class EnvironmentFactory:
+    """TRL's ``environment_factory``: each call builds one :class:`GuiGymEnvironment` carrying the config's tools
+    (none in ``text`` mode). It keeps what it built, so :meth:`close` closes every env (and the shared Chromium)
+    once training is over; the envs of one factory share one Chromium when ``config.shared_browser``.
 
-    return factory
+    >>> factory = EnvironmentFactory(GuiGymTRLConfig(env_id="ClickGrid-v0", tools=["click"]))
+    >>> env = factory()
+    >>> env.reset(seed=0)
+    'Task: click cell h'
+    >>> factory.close()
+    """
+
+    def __init__(self, config: GuiGymTRLConfig) -> None:
+        self.config = config
+        tools = config.tools if config.action_mode == "tools" else []
+        returns = "Observation" if config.screenshot else "str"
+        methods = {name: _tool_method(_Tools.__dict__[name], returns) for name in tools}
+        self._cls = type("GuiGymEnvironment", (GuiGymEnvironment,), methods)
+        self._shared: Any = None
+        if config.shared_browser:
+            from gui_envs.browser.shared import SharedBrowser
+
+            # Launched on first use: nothing starts for envs without a browser.
+            self._shared = SharedBrowser()
+        self.environments: list[GuiGymEnvironment] = []
+        """Every environment built so far, in order."""
+
+    def __call__(self) -> GuiGymEnvironment:
+        env = self._cls(self.config, shared_browser=self._shared)
+        self.environments.append(env)
+        return env
+
+    def close(self) -> None:
+        """Close every built environment's envs, then the shared browser. Idempotent; the environments can still
+        ``reset`` afterwards (their envs are rebuilt, on a relaunched browser)."""
+        for env in self.environments:
+            env._close()
+        if self._shared is not None:
+            self._shared.close()
+
+    def __enter__(self) -> EnvironmentFactory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def make_environment_factory(config: GuiGymTRLConfig) -> EnvironmentFactory:
+    """The :class:`EnvironmentFactory` of ``config`` (TRL's ``environment_factory``)."""
+    return EnvironmentFactory(config)
 
 
 def episodes_of(environments: list[Any], completions: list[Any] | None = None) -> list[Episode]:
-    """Each rollout's :class:`Episode` (``text`` mode: after playing its completion)."""
+    """Each rollout's :class:`Episode`, for a reward function of one's own (TRL passes ``environments`` and
+    ``completions`` to every reward function).
+
+    ``tools`` mode: the episode the tool calls played. ``text`` mode: pass ``completions``; each one's answer is
+    played as the episode's one step first (once: every reward function of a batch sees the same episode).
+
+    Example, a reward that pays a success and charges 0.1 per extra step::
+
+        def quick_success(completions, environments, **_):
+            return [float(ep.success) - 0.1 * max(0, ep.steps - 1)
+                    for ep in episodes_of(environments, completions)]
+    """
     if completions is None:
         return [env.episode for env in environments]
     return [env._settle(c) for env, c in zip(environments, completions, strict=True)]

@@ -4,7 +4,9 @@ TRL's ``environment_factory`` needs a chat template that renders tool calls and 
 the model's tool calls; TRL provides both for known templates. This one uses TRL's own Qwen2.5 template (read
 from the installed ``trl`` package, so TRL parses ``<tool_call>{...}</tool_call>`` as it does for Qwen2.5), a
 byte-level BPE trained here on text in that template's shape, and the 2-layer Llama of
-:func:`agents.tiny_models.build_causal_lm`. Nothing is downloaded.
+:func:`agents.tiny_models.build_causal_lm`. :func:`build_tool_vlm` is the vision-language counterpart: the tiny
+Qwen2.5-VL of :func:`agents.tiny_models.build_vlm` with the same tokenizer and TRL's Qwen3-VL template, which renders
+images inside tool results (TRL parses its tool calls as Qwen3's). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ def build_tool_causal_lm(path: Path, hidden_size: int = 32) -> Path:
     return build_causal_lm(path, hidden_size, tokenizer_builder=build_tool_tokenizer, max_position_embeddings=4096)
 
 
+def build_tool_vlm(path: Path, size: str = "tiny") -> Path:
+    """:func:`agents.tiny_models.build_vlm` of ``size`` with :func:`build_tool_tokenizer` and TRL's Qwen3-VL chat
+    template (tool calls, and image blocks in tool results), saved under ``path``."""
+    from trl.chat_template_utils import qwen3_vl_chat_template
+
+    from agents.tiny_models import build_vlm
+
+    return build_vlm(path, size, tokenizer_builder=build_tool_tokenizer, chat_template=qwen3_vl_chat_template)
+
+
 def teach_transcripts(
     path: Path,
     conversations: list[list[dict]],
@@ -85,7 +97,8 @@ def teach_transcripts(
     them and sometimes strays, which gives GRPO groups with different verdicts.
 
     Args:
-        path: a folder saved by :func:`build_tool_causal_lm`.
+        path: a folder saved by :func:`build_tool_causal_lm`, or by :func:`build_tool_vlm` (then image blocks in the
+            messages, ``{"type": "image", "image": PIL image}``, go through its processor to the vision tower).
         conversations: chat messages, assistant turns with ``tool_calls``.
         tools: the tools rendered in the system prompt (the same callables the trainer will expose).
         steps: AdamW steps over the whole set.
@@ -96,15 +109,22 @@ def teach_transcripts(
         the last step's mean token cross-entropy (nats).
     """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText, PreTrainedTokenizerBase
+
+    from agents.hf_agent import load_processor
 
     torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    processor = load_processor(str(path), trust_remote_code=False)
+    vision = not isinstance(processor, PreTrainedTokenizerBase)
+    tok = processor.tokenizer if vision else processor
+    auto = AutoModelForImageTextToText if vision else AutoModelForCausalLM
+    model = auto.from_pretrained(path, dtype=torch.float32)
     header, end = tok.encode("<|im_start|>assistant"), tok.convert_tokens_to_ids("<|im_end|>")
     batch = []
     for conv in conversations:
-        ids = tok.apply_chat_template(conv, tools=tools, tokenize=True, return_dict=False)
+        # A VLM's processor expands each image block into its visual tokens and returns pixel_values beside.
+        inputs = processor.apply_chat_template(conv, tools=tools, tokenize=True, return_dict=True, return_tensors="pt")
+        ids = inputs["input_ids"][0].tolist()
         labels, inside = [-100] * len(ids), False
         for i in range(len(ids)):  # the assistant turns' tokens, up to and including their <|im_end|>
             if ids[i - len(header) : i] == header:
@@ -112,12 +132,12 @@ def teach_transcripts(
             if inside:
                 labels[i] = ids[i]
                 inside = ids[i] != end
-        batch.append((torch.tensor([ids]), torch.tensor([labels])))
+        batch.append(({k: v for k, v in inputs.items() if k != "attention_mask"}, torch.tensor([labels])))
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     model.train()
     for _ in range(steps):
         opt.zero_grad()
-        loss = sum(model(input_ids=x, labels=y).loss for x, y in batch) / len(batch)
+        loss = sum(model(**x, labels=y).loss for x, y in batch) / len(batch)
         loss.backward()
         opt.step()
     model.save_pretrained(path)

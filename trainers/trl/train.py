@@ -21,7 +21,7 @@ import yaml
 from trainers.config_io import ConfigError, coerce_floats, parse_overrides, read_yaml_mapping
 from trainers.trl.config import GuiGymTRLConfig
 from trainers.trl.data import build_dataset
-from trainers.trl.env import make_environment_factory
+from trainers.trl.env import EnvironmentFactory, make_environment_factory
 from trainers.trl.rewards import reward_funcs
 
 
@@ -211,8 +211,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def close_environments(trainer: Any) -> None:
-    """Close the rollout slots' envs (and their browsers) of a trainer from :func:`build_trainer`; call it before
-    the process ends."""
-    for pool in getattr(trainer, "_environment_pool", {}).values():
-        for env in pool:
-            env._close()
+    """Close the envs (and their browsers) of a trainer from :func:`build_trainer`; call it before the process
+    ends. The same as ``close()`` on each :class:`trainers.trl.env.EnvironmentFactory` the trainer was given
+    (TRL keeps them as ``trainer.environment_factories``)."""
+    for factory in (getattr(trainer, "environment_factories", None) or {}).values():
+        if isinstance(factory, EnvironmentFactory):
+            factory.close()

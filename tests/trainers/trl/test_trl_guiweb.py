@@ -87,7 +87,7 @@ def test_grpo_trainer_trains_three_steps_on_guiweb(tmp_path: Path) -> None:
     from trl import GRPOConfig
 
     from trainers.trl.tiny import build_tool_causal_lm, teach_transcripts
-    from trainers.trl.train import build_trainer
+    from trainers.trl.train import build_trainer, close_environments
 
     torch.set_num_threads(1)
     config = GuiGymTRLConfig(**CONFIG)
@@ -114,10 +114,9 @@ def test_grpo_trainer_trains_three_steps_on_guiweb(tmp_path: Path) -> None:
     before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
     try:
         trainer.train()
-        steps = [env.episode.steps for env in trainer._environment_pool[None]]
+        steps = [env.episode.steps for env in trainer.environment_factories[None].environments]
     finally:
-        for env in trainer._environment_pool[None]:
-            env._close()
+        close_environments(trainer)
     logs = [h for h in trainer.state.log_history if "rewards/env/mean" in h]
     assert trainer.state.global_step == 3 and len(logs) == 3
     assert max(steps) >= 2  # a multi-step episode: two env steps from two tool calls
