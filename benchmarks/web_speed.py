@@ -416,12 +416,12 @@ def miniwob_side_by_side(steps: int, out: Comparison) -> None:
 
     import gui_envs  # noqa: F401  (registers the ids)
     from gui_envs.web.miniwob import (
-        _START_JS,
-        _STATE_JS,
         DEFAULT_VIEWPORT,
         MINIWOB_NOT_TASK,
         MINIWOB_ORIGIN,
         NO_TIMEOUT_MS,
+        START_JS,
+        STATE_JS,
         static_handler,
     )
 
@@ -441,12 +441,12 @@ def miniwob_side_by_side(steps: int, out: Comparison) -> None:
         page.route("**/*", route)
         page.goto(f"{MINIWOB_ORIGIN}/miniwob/{MINIWOB_TASK}.html")
         # The episode started as the env starts it, so that the raw page shows the same task area.
-        page.evaluate(_START_JS, [0, "train", NO_TIMEOUT_MS])
+        page.evaluate(START_JS, [0, "train", NO_TIMEOUT_MS])
 
         def raw() -> None:
             page.mouse.click(*QUERY_POINT)
             observation.extract(page, skip=MINIWOB_NOT_TASK)
-            page.evaluate(_STATE_JS)
+            page.evaluate(STATE_JS)
             observation.decode(page.screenshot(type="jpeg", quality=90), DEFAULT_VIEWPORT)
 
         def step() -> None:
