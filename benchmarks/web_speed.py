@@ -633,7 +633,7 @@ def comparison_table(cmp: Comparison, resets: int, steps: int) -> Table:
 def summary(cmp: Comparison) -> list[str]:
     """The ratios in words, and the issue's target."""
     p50 = {key: pct(row.values, 50) for key, row in cmp.rows.items()}
-    lines = ["Ratios: BrowserGym steps over GuiWeb's step, BrowserGym resets over GuiWeb's warm reset."]
+    lines = ["Ratios: BrowserGym steps over GuiWeb's step, BrowserGym resets over GuiWeb's default warm reset."]
     if "raw" in p50 and "gw_step" in p50:
         lines.append(
             "GuiWeb MiniWoB step p50 / same-work raw floor on the task page p50 (measured alternately): "
