@@ -26,16 +26,21 @@ memory saving is quoted from):
 
 The group reset is also compared with the lone env's reset (each reset names its seed, as a group's does).
 
-Usage: ``python benchmarks/group_speed.py [--agents 8] [--rounds 5] [--env miniwob,shop,ground] [--quick]``
-(``--quick``: 4 agents, 2 rounds).
+``--chromium-flag FLAG`` (repeatable) starts every set-up's Chromium with ``FLAG`` added (through a wrapper script
+that ``$GUIGYM_CHROMIUM`` points at): how renderer and process settings move the memory.
+
+Usage: ``python benchmarks/group_speed.py [--agents 8] [--rounds 5] [--env miniwob,shop,ground]
+[--chromium-flag=FLAG ...] [--quick]`` (``--quick``: 4 agents, 2 rounds).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +54,7 @@ from rich.table import Table
 from tqdm import tqdm
 
 import gui_envs  # noqa: F401  (registers the ids)
+from gui_envs.browser.chromium import find_chromium
 from gui_envs.multi import GroupEnv
 from gui_envs.schema.actions import Action
 
@@ -243,11 +249,24 @@ def verdict(name: str, n: int, got: dict[str, dict[str, Any]]) -> str:
     )
 
 
+def chromium_with(flags: list[str], folder: str) -> str:
+    """Path of an executable in ``folder`` that starts guigym's Chromium with ``flags`` added after its own."""
+    path = os.path.join(folder, "chromium")
+    with open(path, "w") as f:
+        f.write(f'#!/bin/sh\nexec {shlex.quote(find_chromium())} "$@" {" ".join(map(shlex.quote, flags))}\n')
+    os.chmod(path, 0o755)
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=8, help="group size N")
     parser.add_argument("--rounds", type=int, default=5, help="timed group resets and steps")
     parser.add_argument("--env", default="miniwob,shop", help=f"comma-separated, of {', '.join(SETUPS)}")
+    parser.add_argument(
+        "--chromium-flag", action="append", default=[], metavar="FLAG",
+        help="an extra Chromium flag for every set-up (repeatable; write --chromium-flag=--flag=value)",
+    )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="4 agents, 2 rounds")
     args = parser.parse_args()
     n, rounds = (4, 2) if args.quick else (args.agents, args.rounds)
@@ -257,10 +276,15 @@ def main() -> None:
     console = Console(width=None if sys.stdout.isatty() else 200)  # no wrapping when piped to a file
     load = os.getloadavg()[0]
     lines = []
-    for name in names:
-        got = run_env(name, n, rounds)
-        console.print(env_table(name, n, rounds, got))
-        lines.append(verdict(name, n, got))
+    with tempfile.TemporaryDirectory() as folder:
+        if args.chromium_flag:
+            # Read at every launch (gui_envs.browser.chromium.find_chromium), so every set-up below gets the flags.
+            os.environ["GUIGYM_CHROMIUM"] = chromium_with(args.chromium_flag, folder)
+            console.print(f"Extra Chromium flags: {' '.join(args.chromium_flag)}", soft_wrap=True)
+        for name in names:
+            got = run_env(name, n, rounds)
+            console.print(env_table(name, n, rounds, got))
+            lines.append(verdict(name, n, got))
     for line in lines:
         console.print(line, soft_wrap=True)
     console.print(
