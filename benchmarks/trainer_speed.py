@@ -19,7 +19,9 @@ What both sides do, per optimiser step:
   once and copies its KV cache to the ``N`` samples. The ``guigym, no sharing`` column
   (``prompt_sharing="none"``) is the same trainer before that change. The ``guigym, own decoder`` column adds
   ``decoder="loop"``: guigym's KV-cache sampling loop in place of ``generate`` (same distribution, same
-  log-probs; ``agents.sampling.sample_tokens``), with each distinct prompt prefilled once.
+  log-probs; ``agents.sampling.sample_tokens``), with each distinct prompt prefilled once. The ``guigym default``
+  column runs ``GRPOConfig``'s own defaults of both fields (read from the dataclass, so it follows them): what a
+  config that sets neither gets.
 * **Reward**: 1 when the answer names the right cell. guigym steps the real env (rollout through
   ``collect_groups``, the ``binary`` reward wrapper, which reads the target box and grades the click's
   geometry, the ``grpo`` estimator); TRL gets the same prompts from a dataset and a reward function doing the
@@ -36,8 +38,8 @@ What both sides do, per optimiser step:
 
 TRL is a benchmark-only dependency: without it the script prints guigym's timings and says TRL was skipped.
 Run: ``python benchmarks/trainer_speed.py``; ``--quick`` (``guigym bench``) times 2 steps after 1 warm-up, one
-round: every column runs, but the medians rest on two steps each. ``--sides loop`` runs only guigym's own-decoder
-column beside TRL (more rounds in the same time, for a tighter paired median).
+round: every column runs, but the medians rest on two steps each. ``--sides default,loop`` runs only those columns
+beside TRL (more rounds in the same time, for a tighter paired median).
 """
 
 from __future__ import annotations
@@ -61,9 +63,26 @@ BATCHES = {"small": (1, 4), "large": (8, 8)}  # (groups, rollouts per group)
 LABELS = "abcdefghi"
 
 
+
+
+def config_default(name: str) -> str:
+    """The default of ``GRPOConfig``'s field ``name``: the ``default`` column runs what a config that says nothing
+    about sampling runs."""
+    from trainers.grpo_config import GRPOConfig
+
+    return str(GRPOConfig.__dataclass_fields__[name].default)
+
+
+_DEFAULT = (config_default("prompt_sharing"), config_default("decoder"))
 #: guigym's columns: (prompt_sharing, decoder) of each.
-GUIGYM_SIDES = {"none": ("none", "hf"), "auto": ("auto", "hf"), "loop": ("auto", "loop")}
-TITLES = {"none": "guigym, no sharing", "auto": "guigym", "loop": "guigym, own decoder", "trl": "TRL"}
+GUIGYM_SIDES = {"default": _DEFAULT, "none": ("none", "hf"), "auto": ("auto", "hf"), "loop": ("auto", "loop")}
+TITLES = {
+    "default": f"guigym default ({_DEFAULT[0]}, {_DEFAULT[1]})",
+    "none": "guigym, no sharing",
+    "auto": "guigym",
+    "loop": "guigym, own decoder",
+    "trl": "TRL",
+}
 
 
 def guigym_step(

@@ -20,14 +20,19 @@ First table (the bundled shop site, 1280x720):
 Second table, the same MiniWoB task (``click-test``, miniwob 1.1's HTML) in GuiWeb and in BrowserGym, on the
 same machine in the same run, each env with its defaults:
 
-* raw Playwright floor on the task page (160x210, JPEG, GuiWeb's observation size and format);
+* raw Playwright doing a step's work on the task page, timed **alternately** with GuiWeb's step: the env's
+  viewport (500x400), a click on the instruction box, the same element extraction, the page's reward read, a JPEG
+  screenshot and its decode to numpy (the same-work floor; ratio near 1 is the goal);
 * GuiWeb ``step`` of ``GuiWeb-MiniWoB-click-test-v0``: a click on the instruction box (it never ends the
   episode), with element extraction, screenshot and the page's reward read;
-* GuiWeb warm ``reset`` (new seed; the page is reused) and cold start (``gym.make`` + first ``reset``, which
-  launches Playwright and Chromium);
+* GuiWeb warm ``reset`` (new seed) at the default ``reload_page=True`` (the task page loaded afresh, so one seed
+  gives one screenshot) and, timed alternately with it, ``reload_page=False`` (the next episode in the loaded page,
+  as MiniWoB's own env does); cold start (``gym.make`` + first ``reset``, which launches Playwright and Chromium);
 * BrowserGym ``step`` and ``reset`` of ``browsergym/miniwob.click-test`` (see ``browsergym_probe.py``): its
   default configuration, and a ``tuned`` one with its two fixed waits (``slow_mo``, ``pre_observation_delay``)
-  set to 0. Ratios are BrowserGym's time over GuiWeb's (step over step, reset over warm reset).
+  set to 0. Ratios are BrowserGym's time over GuiWeb's (step over step, reset over the default warm reset).
+
+CPU per step (summed over every process, screenshots on and off) is ``benchmarks/step_cpu.py``.
 
 Third table, ``GuiWebGround-Box-v0`` (one-step grounding, 640x400; an SB3 PPO episode is a reset and one step, so
 the reset is nearly all of its cost): ``reset()``, whose page the env prepares in the background
@@ -401,16 +406,32 @@ def miniwob_task_dir() -> Path:
     return miniwob_html_dir() / "miniwob"
 
 
-def raw_miniwob(n: int, out: Comparison) -> None:
-    """The floor on the task page: click the instruction box + a JPEG screenshot, GuiWeb's viewport."""
+def miniwob_side_by_side(steps: int, out: Comparison) -> None:
+    """GuiWeb's MiniWoB click step and raw Playwright doing the same work on the same task page, one call of each in
+    turn: the env's viewport (:data:`~gui_envs.web.miniwob.DEFAULT_VIEWPORT`), a click on the instruction box, the
+    element extraction (leaving out what the env leaves out), the page's reward read, a JPEG screenshot and its
+    decode to numpy."""
+    import gymnasium as gym
     from playwright.sync_api import sync_playwright
 
-    from gui_envs.web.miniwob import MINIWOB_ORIGIN, static_handler
+    import gui_envs  # noqa: F401  (registers the ids)
+    from gui_envs.web.miniwob import (
+        DEFAULT_VIEWPORT,
+        MINIWOB_NOT_TASK,
+        MINIWOB_ORIGIN,
+        NO_TIMEOUT_MS,
+        START_JS,
+        STATE_JS,
+        static_handler,
+    )
 
     handler = static_handler(miniwob_task_dir().parent)
+    width, height = DEFAULT_VIEWPORT
+    env = gym.make(MINIWOB_ID, max_steps=10_000)  # no truncation during the timed steps
+    errors, ended = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=find_chromium(), args=launch_args(SESSION_FLAGS))
-        page = browser.new_page(viewport={"width": 160, "height": 210})
+        page = browser.new_page(viewport={"width": width, "height": height})
 
         def route(r: object) -> None:
             req = r.request  # type: ignore[attr-defined]
@@ -419,46 +440,75 @@ def raw_miniwob(n: int, out: Comparison) -> None:
 
         page.route("**/*", route)
         page.goto(f"{MINIWOB_ORIGIN}/miniwob/{MINIWOB_TASK}.html")
-        name = "raw: click + screenshot (jpeg, 160x210)"
-        out.add(
-            "raw",
-            name,
-            timed(
-                lambda: (page.mouse.click(*QUERY_POINT), page.screenshot(type="jpeg", quality=90)),
-                n,
-                label=name,
-            ),
-        )
-        browser.close()
+        # The episode started as the env starts it, so that the raw page shows the same task area.
+        page.evaluate(START_JS, [0, "train", NO_TIMEOUT_MS])
 
-
-def guiweb_miniwob(resets: int, steps: int, out: Comparison) -> None:
-    import gymnasium as gym
-
-    import gui_envs  # noqa: F401  (registers the ids)
-
-    env = gym.make(MINIWOB_ID, max_steps=10_000)  # no truncation during the timed steps
-    try:
-        obs, _ = env.reset(options={"seed": 0})
-        errors, ended = [], []
+        def raw() -> None:
+            page.mouse.click(*QUERY_POINT)
+            observation.extract(page, skip=MINIWOB_NOT_TASK)
+            page.evaluate(STATE_JS)
+            observation.decode(page.screenshot(type="jpeg", quality=90), DEFAULT_VIEWPORT)
 
         def step() -> None:
             _obs, _reward, terminated, truncated, info = env.step(Action.click(*QUERY_POINT))
             errors.append(info["action_error"])
             ended.append(terminated or truncated)
 
-        name = f"GuiWeb step ({MINIWOB_ID}, click)"
-        out.add("gw_step", name, timed(step, steps, label=name))
-        if any(errors) or any(ended):
-            out.notes.append(
-                f"warning: GuiWeb steps had {sum(map(bool, errors))} action errors, ended={any(ended)}"
-            )
-        seeds = iter(range(1, 10**9))
-        name = "GuiWeb warm reset (new seed)"
-        out.add("gw_reset", name, timed(lambda: env.reset(options={"seed": next(seeds)}), resets, label=name))
-        shape = obs["screenshot"].shape
+        try:
+            obs, _ = env.reset(options={"seed": 0})
+            raw_name = f"raw: same work as a step ({width}x{height}: click, extraction, reward read, jpeg, decode)"
+            rows: dict[str, list[float]] = {"raw": [], "gw_step": []}
+            bar = _progress.add_task("MiniWoB side by side", total=steps) if _progress else None
+            for i in range(steps + 3):
+                for key, fn in (("raw", raw), ("gw_step", step)):
+                    t0 = time.perf_counter()
+                    fn()
+                    if i >= 3:  # warm-up
+                        rows[key].append((time.perf_counter() - t0) * 1000)
+                if _progress and bar is not None and i >= 3:
+                    _progress.advance(bar)
+            if _progress and bar is not None:
+                _progress.remove_task(bar)
+        finally:
+            env.close()
+            browser.close()
+    out.add("raw", raw_name, rows["raw"])
+    out.add("gw_step", f"GuiWeb step ({MINIWOB_ID}, click)", rows["gw_step"])
+    if any(errors) or any(ended):
+        out.notes.append(f"warning: GuiWeb steps had {sum(map(bool, errors))} action errors, ended={any(ended)}")
+    shape = obs["screenshot"].shape
+    out.notes.append(f"GuiWeb observation: {shape[1]}x{shape[0]} JPEG screenshot decoded + element list.")
+
+
+def guiweb_miniwob_resets(resets: int, out: Comparison) -> None:
+    """Warm resets at the default (``reload_page=True``: each episode on a freshly loaded page) and with
+    ``reload_page=False`` (the next episode started in the loaded page, as MiniWoB's own env does), one reset of
+    each in turn; then cold starts."""
+    import gymnasium as gym
+
+    import gui_envs  # noqa: F401  (registers the ids)
+
+    default, reuse = gym.make(MINIWOB_ID), gym.make(MINIWOB_ID, reload_page=False)
+    rows: dict[str, list[float]] = {"gw_reset": [], "gw_reset_reuse": []}
+    try:
+        default.reset(options={"seed": 0})
+        reuse.reset(options={"seed": 0})
+        bar = _progress.add_task("MiniWoB warm resets", total=resets) if _progress else None
+        for i in range(resets + 3):
+            for key, env in (("gw_reset", default), ("gw_reset_reuse", reuse)):
+                t0 = time.perf_counter()
+                env.reset(options={"seed": i + 1})
+                if i >= 3:  # warm-up
+                    rows[key].append((time.perf_counter() - t0) * 1000)
+            if _progress and bar is not None and i >= 3:
+                _progress.advance(bar)
+        if _progress and bar is not None:
+            _progress.remove_task(bar)
     finally:
-        env.close()
+        default.close()
+        reuse.close()
+    out.add("gw_reset", "GuiWeb warm reset (new seed; default reload_page=True: the page is loaded afresh)", rows["gw_reset"])
+    out.add("gw_reset_reuse", "GuiWeb warm reset (new seed; reload_page=False: the page is reused)", rows["gw_reset_reuse"])
 
     # gym.make builds no browser; the first reset launches Playwright's driver and Chromium. close() is not timed.
     cold: list[float] = []
@@ -475,7 +525,6 @@ def guiweb_miniwob(resets: int, steps: int, out: Comparison) -> None:
     name = "GuiWeb cold start (first reset: launch + load)"
     timed(cold_start, resets, warmup=1, label=name)
     out.add("gw_cold", name, cold[1:])  # cold[0] is the warmup
-    out.notes.append(f"GuiWeb observation: {shape[1]}x{shape[0]} JPEG screenshot decoded + element list.")
 
 
 def browsergym(python: str | None, resets: int, steps: int, out: Comparison) -> None:
@@ -584,10 +633,22 @@ def comparison_table(cmp: Comparison, resets: int, steps: int) -> Table:
 def summary(cmp: Comparison) -> list[str]:
     """The ratios in words, and the issue's target."""
     p50 = {key: pct(row.values, 50) for key, row in cmp.rows.items()}
-    lines = ["Ratios: BrowserGym steps over GuiWeb's step, BrowserGym resets over GuiWeb's warm reset."]
+    lines = ["Ratios: BrowserGym steps over GuiWeb's step, BrowserGym resets over GuiWeb's default warm reset."]
     if "raw" in p50 and "gw_step" in p50:
         lines.append(
-            f"GuiWeb MiniWoB step p50 / raw floor on the task page p50: {p50['gw_step'] / p50['raw']:.2f}x."
+            "GuiWeb MiniWoB step p50 / same-work raw floor on the task page p50 (measured alternately): "
+            f"{p50['gw_step'] / p50['raw']:.2f}x."
+        )
+    if "gw_reset_reuse" in p50 and "gw_reset" in p50:
+        lines.append(
+            f"GuiWeb MiniWoB warm reset p50: {p50['gw_reset']:.0f} ms at the default reload_page=True, "
+            f"{p50['gw_reset_reuse']:.0f} ms with reload_page=False."
+        )
+    if "gw_reset_reuse" in p50 and "bg_reset_default" in p50:
+        lines.append(
+            "BrowserGym reset (defaults) / GuiWeb warm reset p50: "
+            f"{p50['bg_reset_default'] / p50['gw_reset']:.1f}x at GuiWeb's default, "
+            f"{p50['bg_reset_default'] / p50['gw_reset_reuse']:.1f}x against reload_page=False."
         )
     if "gw_cold" in p50 and "bg_reset_default" in p50:
         lines.append(
@@ -643,8 +704,8 @@ def main() -> None:
         try:
             if args.no_miniwob:
                 raise ImportError("--no-miniwob")
-            raw_miniwob(args.steps, cmp)
-            guiweb_miniwob(args.resets, args.steps, cmp)
+            miniwob_side_by_side(args.steps, cmp)
+            guiweb_miniwob_resets(args.resets, cmp)
         except ImportError as exc:  # the miniwob extra is missing
             cmp.notes.append(f"MiniWoB comparison skipped: {exc}")
         if args.no_miniwob:

@@ -100,11 +100,13 @@ class GRPOConfig(
     ``agents.sampling.CACHE_MIN_TOKENS`` prompt tokens, else ``encode``; the fastest, see
     ``benchmarks/trainer_speed.py``) or ``none`` (every sample on its own). Same sampling distribution in each;
     ``encode`` and ``none`` also give a seeded run the same samples as before sharing existed."""
-    decoder: str = "hf"
-    """Who samples text batches: ``hf`` (default: Hugging Face ``generate``) or ``loop`` (guigym's own KV-cache
-    loop, ``agents.sampling``: the same distribution and log-probs with less overhead per token, the faster
-    on small models, see ``benchmarks/trainer_speed.py``; image batches still go to ``generate``). With
-    ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder.
+    decoder: str = "loop"
+    """Who samples text batches: ``loop`` (default: guigym's own KV-cache loop, ``agents.sampling``: the same
+    distribution and log-probs as ``generate`` with less overhead per token, the faster of the two in
+    ``benchmarks/trainer_speed.py``; it hands a model whose generation config sets something only ``generate``
+    applies to ``generate``, and image batches always go there) or ``hf`` (Hugging Face ``generate``). With
+    ``prompt_sharing`` ``encode`` or ``none`` a seeded run draws the same samples with either decoder, so the default
+    changed no seeded run's samples (it was ``hf`` before issue 41).
     ``vllm``: a vLLM engine colocated on the training GPU samples text and image batches
     (``agents.vllm_generator``; the ``guigym[vllm]`` extra, CUDA only), its weights synced after each optimiser
     step; the old log-probs are then always recomputed by the trained model and the sampler's distance from them

@@ -77,7 +77,8 @@ def static_handler(root: Path) -> Callable[[Request], Response]:
 
 # The seed travels as a JSON number, so seedrandom sees what ``Math.seedrandom(0)`` (miniwob's
 # ``f"Math.seedrandom({repr(seed)});"``) sees.
-_START_JS = """([seed, mode, maxTime]) => {
+#: Starts MiniWoB's episode in a loaded task page; called with ``[seed, data mode, episode time limit in ms]``.
+START_JS = """([seed, mode, maxTime]) => {
   Math.seedrandom(seed);
   core.setDataMode(mode);
   core.EPISODE_MAX_TIME = maxTime;
@@ -92,7 +93,8 @@ _START_JS = """([seed, mode, maxTime]) => {
 # and reads as "not done" rather than as a script error escaping ``step``. The natural-language tasks (``*-nl``)
 # return their utterance as ``{utterance, fields}``; the instruction is the sentence only (the fields are the
 # task's parse of it, which MiniWoB's own checker reads).
-_STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
+#: Reads the page's episode state: ``{done, reward, raw, reason, utterance, ready}``.
+STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
   ? {done: false, reward: 0, raw: 0, reason: null, utterance: '', ready: true}
   : ({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, raw: WOB_RAW_REWARD_GLOBAL,
   reason: WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON), utterance: (u => typeof u === 'string' ? u : String((u && u.utterance) || ''))(core.getUtterance()),
@@ -241,7 +243,7 @@ class MiniWoBEnv(WebEnvBase):
                 h.page.goto(url, wait_until="load")
             if self.virtual_clock:
                 h.page.clock.pause_at(VIRTUAL_EPOCH_S + VIRTUAL_LOAD_S)
-            h.page.evaluate(_START_JS, [episode_seed, self.data_mode, NO_TIMEOUT_MS])
+            h.page.evaluate(START_JS, [episode_seed, self.data_mode, NO_TIMEOUT_MS])
             # Polled by interval, not by animation frame: a paused virtual clock draws no frames.
             h.page.wait_for_function(
                 "() => WOB_TASK_READY !== false", timeout=self.timeout_s * 1000, polling=20
@@ -250,7 +252,7 @@ class MiniWoBEnv(WebEnvBase):
             # the page sideways.
             h.page.evaluate("() => window.scrollTo(0, 0)")
             h.page.evaluate(RESTART_ELEMENT_IDS_JS)  # a reused page numbers its elements as a fresh load does
-            state = h.page.evaluate(_STATE_JS)
+            state = h.page.evaluate(STATE_JS)
             return state, *observe(h.page)
 
         state, view, image = self._ensure_session().call(work)
@@ -267,7 +269,7 @@ class MiniWoBEnv(WebEnvBase):
             error = self._act(parsed, self.task_url)
         if self._session is None:
             raise ResetNeededError("call reset() before step()")
-        state = self._session.call(lambda h: h.page.evaluate(_STATE_JS))
+        state = self._session.call(lambda h: h.page.evaluate(STATE_JS))
         reward = float(state["reward"]) if state["done"] else 0.0
         if error:
             reward -= self.invalid_action_penalty
