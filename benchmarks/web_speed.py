@@ -151,6 +151,24 @@ def timed(fn: Callable[[], object], n: int, warmup: int = 3, label: str = "") ->
     return out
 
 
+def alternating(fns: dict[str, Callable[[], object]], n: int, label: str, warmup: int = 3) -> dict[str, list[float]]:
+    """Milliseconds per call of each of ``fns``, called in turn ``warmup + n`` times (the first ``warmup`` rounds
+    dropped): alternating keeps a ratio fair on a machine whose speed drifts."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    bar = _progress.add_task(label, total=n) if _progress else None
+    for i in range(n + warmup):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            if i >= warmup:
+                out[name].append((time.perf_counter() - t0) * 1000)
+        if _progress and bar is not None and i >= warmup:
+            _progress.advance(bar)
+    if _progress and bar is not None:
+        _progress.remove_task(bar)
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
@@ -218,18 +236,7 @@ def side_by_side(n: int) -> dict[str, list[float]]:
         def step() -> None:
             env.step(Action.click(1200, 700))
 
-        out: dict[str, list[float]] = {SAME_WORK: [], CLICK_STEP: []}
-        bar = _progress.add_task("side by side", total=n) if _progress else None
-        for i in range(n + 3):
-            for name, fn in ((SAME_WORK, raw), (CLICK_STEP, step)):
-                t0 = time.perf_counter()
-                fn()
-                if i >= 3:  # warm-up
-                    out[name].append((time.perf_counter() - t0) * 1000)
-            if _progress and bar is not None and i >= 3:
-                _progress.advance(bar)
-        if _progress and bar is not None:
-            _progress.remove_task(bar)
+        out = alternating({SAME_WORK: raw, CLICK_STEP: step}, n, "side by side")
         browser.close()
     return out
 
@@ -457,18 +464,7 @@ def miniwob_side_by_side(steps: int, out: Comparison) -> None:
         try:
             obs, _ = env.reset(options={"seed": 0})
             raw_name = f"raw: same work as a step ({width}x{height}: click, extraction, reward read, jpeg, decode)"
-            rows: dict[str, list[float]] = {"raw": [], "gw_step": []}
-            bar = _progress.add_task("MiniWoB side by side", total=steps) if _progress else None
-            for i in range(steps + 3):
-                for key, fn in (("raw", raw), ("gw_step", step)):
-                    t0 = time.perf_counter()
-                    fn()
-                    if i >= 3:  # warm-up
-                        rows[key].append((time.perf_counter() - t0) * 1000)
-                if _progress and bar is not None and i >= 3:
-                    _progress.advance(bar)
-            if _progress and bar is not None:
-                _progress.remove_task(bar)
+            rows = alternating({"raw": raw, "gw_step": step}, steps, "MiniWoB side by side")
         finally:
             env.close()
             browser.close()
