@@ -418,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
+    parser.add_argument("--sft-lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW)")
     parser.add_argument("--grpo-steps", type=int, default=150)
     parser.add_argument("--grpo-lr", type=float, default=5e-4)
     parser.add_argument("--group-size", type=int, default=8)
@@ -440,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
                             arms=("sft", "sft+grpo"), eval_init=True, work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
-                            hidden=a.hidden, layers=a.layers, sft_steps=a.sft_steps, grpo_steps=a.grpo_steps,
+                            hidden=a.hidden, layers=a.layers, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
                             grpo_lr=a.grpo_lr, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

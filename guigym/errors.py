@@ -86,7 +86,12 @@ def unknown_env_argument(exc: TypeError) -> str | None:
 
     found = re.search(r"unexpected keyword argument '([^']+)' was raised from the environment creator for (\S+)", str(exc))
     if found is None:
-        return None
+        # A value of the wrong type (``-k rows=abc``): gymnasium appends the env id and the kwargs to the env's error.
+        wrapped = re.search(r"^(.*) was raised from the environment creator for (\S+) with kwargs \((.*)\)$", str(exc), re.S)
+        if wrapped is None:
+            return None
+        cause, env_id, kwargs = wrapped.groups()
+        return f"{env_id} cannot be made with {kwargs} (a -k value of the wrong type?): {cause}"
     name, env_id = found.groups()
     accepted: list[str] = []
     try:

@@ -76,6 +76,8 @@ def test_run_task_and_record_print_each_trajectory_folder(tmp_path: Path) -> Non
         # A mistyped -k name: the env's own arguments are listed (gymnasium raised a 40-line TypeError).
         (["run", "ClickGrid-v0", "-k", "sise=5", "-n", "1"], "ClickGrid-v0 has no argument 'sise' (-k sise=...); it takes rows"),
         (["eval", "GuiOffline-v0", "-k", "dataset=screenspot_v3"], "no dataset named 'screenspot_v3'; known: aitz"),
+        # A -k value of the wrong type: the env's own TypeError, wrapped by gymnasium, in one line.
+        (["run", "ClickGrid-v0", "-k", "rows=abc", "-n", "1"], "ClickGrid-v0 cannot be made with {'rows': 'abc'}"),
     ],
 )
 def test_user_mistakes_get_one_line_not_a_traceback(args: list[str], needle: str) -> None:
@@ -161,6 +163,8 @@ def test_module_doctests(name: str) -> None:
         (["train", "sft", "-c", "configs/sft_tiny_cpu.yaml", "--set", "data=/no/such"], "data '/no/such' does not exist"),
         (["train", "dpo", "-c", "configs/dpo_tiny_cpu.yaml", "--set", "data=/no/such.jsonl"], "does not exist: make it"),
         (["train", "ipl", "-c", "configs/ipl_tiny_cpu.yaml", "--set", "data=/no/such"], "does not exist: make it"),
+        # A value of the wrong type that reaches a range check in __post_init__.
+        (["train", "dpo", "-c", "configs/dpo_tiny_cpu.yaml", "--set", "beta=abc"], "DPOConfig: beta must be a float, got 'abc'"),
         # Found once the run starts, before any model loads: one usage error, not a traceback.
         (["train", "core", "-c", "configs/core_tiny.yaml", "--set", "templates=[GuiAndroid-v0:clock.turn_off_alarm]",
           "--set", "output_dir=OUT", "--set", "model=MODEL"], "held-out task templates overlap the training task templates"),

@@ -38,7 +38,26 @@ def config_from_dict(cls: type[T], values: Mapping[str, Any]) -> T:
             raise UnknownConfigKeyError(
                 f"{cls.__name__} has no field {key!r}.{hint} Known fields: {', '.join(sorted(fields))}"
             )
-    return cls(**values)
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a value of the wrong type reached a check in __post_init__ ("'>' not supported ...")
+        raise ConfigError(f"{cls.__name__}: {_wrong_types(cls, values) or exc}") from exc
+
+
+def _wrong_types(cls: type, values: Mapping[str, Any]) -> str:
+    """The values whose type differs from their field's default's (an int passes for a float), as one phrase."""
+    wrong = []
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        default, value = f.default, values.get(f.name, dataclasses.MISSING)
+        if value is dataclasses.MISSING or value is None or not isinstance(default, (bool, int, float, str)):
+            continue
+        want = type(default)
+        ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            wrong.append(f"{f.name} must be a {want.__name__}, got {value!r}")
+    return "; ".join(wrong)
 
 
 def parse_overrides(overrides: Sequence[str]) -> dict[str, Any]:
