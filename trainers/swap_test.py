@@ -35,7 +35,8 @@ SWAP_KEYS = ("eval_swap_rate", "eval_swap_chance", "eval_swap_kept")
 
 def same_target(action: Any, expected: Action, elements: Sequence[Mapping[str, Any]]) -> bool:
     """Whether ``action`` does what ``expected`` does: the same type, on the same element (a point click counts
-    on the element whose box holds the point), typing the same text."""
+    on the element whose box holds the point; an element and one nested in it with the same text, a tab and its
+    inner link, are one target), typing the same text."""
     if not isinstance(action, Action) or action.type != expected.type:
         return False
     if expected.type == "type" and (action.text or "") != (expected.text or ""):
@@ -45,16 +46,36 @@ def same_target(action: Any, expected: Action, elements: Sequence[Mapping[str, A
 
 def _element_of(action: Action, elements: Sequence[Mapping[str, Any]]) -> str | None:
     if action.element_id is not None:
-        return str(action.element_id)
+        return _outermost_same(str(action.element_id), elements)
     if action.point is None:
         return None
     x, y = action.point
-    under = [
-        ((e["bbox"][2] - e["bbox"][0]) * (e["bbox"][3] - e["bbox"][1]), str(e["id"]))
-        for e in elements
-        if e.get("bbox") and e["bbox"][0] <= x <= e["bbox"][2] and e["bbox"][1] <= y <= e["bbox"][3]
-    ]
-    return min(under)[1] if under else None  # the innermost element under the point
+    under = [(_area(e["bbox"]), str(e["id"])) for e in elements if e.get("bbox") and _holds(e["bbox"], x, y)]
+    return _outermost_same(min(under)[1], elements) if under else None  # the innermost element under the point
+
+
+def _outermost_same(element_id: str, elements: Sequence[Mapping[str, Any]]) -> str:
+    """The largest element holding ``element_id``'s box with the same text (itself where none does): what a text
+    listing shows once (:func:`agents.prompts.act.listed_elements`), so answering either counts as the same."""
+    me = next((e for e in elements if str(e.get("id")) == element_id), None)
+    if me is None or not me.get("bbox") or not _label(me):
+        return element_id
+    a = me["bbox"]
+    same = [(_area(e["bbox"]), str(e["id"])) for e in elements
+            if e.get("bbox") and _label(e) == _label(me) and _holds(e["bbox"], a[0], a[1]) and _holds(e["bbox"], a[2], a[3])]  # fmt: skip
+    return max(same)[1] if same else element_id
+
+
+def _label(element: Mapping[str, Any]) -> str:
+    return " ".join(str(element.get("text") or "").split())
+
+
+def _area(b: Sequence[float]) -> float:
+    return (float(b[2]) - float(b[0])) * (float(b[3]) - float(b[1]))
+
+
+def _holds(b: Sequence[float], x: float, y: float) -> bool:
+    return b[0] <= x <= b[2] and b[1] <= y <= b[3]
 
 
 def swap_test(workers: Any, agent: Any, seeds: Sequence[int], seed: int = 0) -> dict[str, tuple[float, int]]:
