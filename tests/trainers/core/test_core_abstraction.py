@@ -194,7 +194,9 @@ def test_cli_refuses_to_overwrite_a_finished_run_and_checks_the_config(tmp_path:
     (tmp_path / "run" / "iter_00").mkdir(parents=True)
     (tmp_path / "run" / "iter_00" / "state.json").write_text("{}")
     config = Path(__file__).resolve().parents[3] / "configs" / "core_tiny.yaml"
-    base = ["train", "core", "-c", str(config), "--set", f"output_dir={tmp_path / 'run'}"]
+    # An existing folder as the model: the config's runs/ model is absent in a fresh clone, and a missing model is
+    # refused before the trainer looks at output_dir.
+    base = ["train", "core", "-c", str(config), "--set", f"output_dir={tmp_path / 'run'}", "--set", f"model={tmp_path}"]
     finished = CliRunner().invoke(app, base)
     assert finished.exit_code == 2 and "--resume" in finished.output
     bad = CliRunner().invoke(app, [*base, "--set", "scripted_samples=5"])
