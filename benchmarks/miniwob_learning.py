@@ -76,6 +76,8 @@ class Settings:
     budgets: tuple[int, ...] = (10, 100, 1000)
     hidden: int = 128
     layers: int = 2
+    pointer_steps: int = 0  # synthetic pointer pre-training before any arm (trainers.pointer_pretraining); 0: none
+    pointer_mix: float = 1.0  # with pointer_steps: synthetic pages per demonstration sample in every SFT arm
     sft_steps: int = 400
     sft_lr: float = 3e-3
     grpo_steps: int = 150
@@ -138,6 +140,15 @@ def build_policy(folder: Path, settings: Settings, seed: int) -> Path:
     return folder
 
 
+def pointer_pretrained(init: Path, out: Path, settings: Settings, seed: int) -> Path:
+    """``init`` after :func:`trainers.pointer_pretraining.pretrain_pointing` (synthetic pages, no MiniWoB)."""
+    from trainers.pointer_pretraining import PointerPretrainingConfig, pretrain_pointing
+
+    if not (out / "config.json").exists():
+        pretrain_pointing(init, out, PointerPretrainingConfig(steps=settings.pointer_steps, seed=seed))
+    return out
+
+
 def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -> Path:
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
@@ -146,12 +157,19 @@ def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -
         from gui_envs.schema.trajectory import load_trajectories
 
         n_rows = sum(len(t.steps) for t in load_trajectories(data, load_images=False) if t.success)
+        mix = settings.pointer_mix if settings.pointer_steps else 0.0
+        n_rows += round(mix * n_rows)  # the synthetic pointer pages mixed in (below)
         epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))  # about sft_steps batches of 16
         cfg = SFTConfig(model=str(model), data=str(data), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
                         output_format="act", replay_observations=True, successful_only=True, epochs=epochs,
                         batch_size=16, learning_rate=settings.sft_lr, warmup_ratio=0.0, weight_decay=0.0,
                         device="cpu", seed=seed, output_dir=str(out), progress=False, plot=False)  # fmt: skip
-        train_sft(cfg)
+        make_samples = None
+        if mix > 0:
+            from trainers.pointer_pretraining import PointerPretrainingConfig, with_pointer_samples
+
+            make_samples = with_pointer_samples(cfg, settings.pointer_mix, PointerPretrainingConfig(seed=seed))
+        train_sft(cfg, make_samples)
     return out / "final"
 
 
@@ -271,6 +289,8 @@ def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results:
     """Every arm of one seed, then each arm's held-out evaluation."""
     root = settings.work / f"seed{seed}"
     init = build_policy(root / "init", settings, seed)
+    if settings.pointer_steps:
+        init = _timed(results, "pointer", seed, pointer_pretrained, init, root / "pointer", settings, seed)
     arms: dict[str, Path] = {}
     start: Path | None = None  # the SFT checkpoint GRPO and TRL start from
     if {"sft", "sft+grpo", "sft+trl"} & set(settings.arms):
@@ -417,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", nargs="+", default=["sft", "sft+grpo", "grpo", "sft+trl"])
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--pointer-steps", type=int, default=0,
+                        help="synthetic pointer pre-training steps before every arm (0: the random model)")
+    parser.add_argument("--pointer-mix", type=float, default=1.0,
+                        help="with --pointer-steps: synthetic pages per demonstration sample in each SFT arm")
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
     parser.add_argument("--sft-lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW)")
     parser.add_argument("--grpo-steps", type=int, default=150)
@@ -441,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
                             arms=("sft", "sft+grpo"), eval_init=True, work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
-                            hidden=a.hidden, layers=a.layers, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
+                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
                             grpo_lr=a.grpo_lr, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

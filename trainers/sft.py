@@ -151,6 +151,22 @@ def build_samples(
     return out
 
 
+def config_samples(config: SFTConfig, trajectories: list[Trajectory], generator: Any) -> list[SFTSample]:
+    """The samples :func:`train_sft` makes of ``trajectories`` by default: :func:`build_samples` in the config's
+    output format, on observations replayed in the config's env when ``replay_observations`` is set."""
+    import gymnasium as gym
+
+    fmt = resolve_format(resolve_output_format(config.output_format, config.format_kwargs))
+    observations = None
+    if config.replay_observations:
+        env = gym.make(config.env_id, **config.env_kwargs)
+        try:
+            observations = [replay_observations(env, t) for t in trajectories]
+        finally:
+            env.close()
+    return build_samples(trajectories, generator, fmt, config.successful_only, observations=observations)
+
+
 def training_seeds(trajectories: list[Trajectory], env_id: str) -> list[int]:
     """The training split: the reset seeds recorded in ``trajectories`` that ran in ``env_id`` (or name no env).
 
@@ -221,8 +237,6 @@ def train_sft(
         SplitOverlapError: a held-out seed is among the seeds of the trajectories trained on (before any model
             loads).
     """
-    import gymnasium as gym
-
     from agents.hf_agent import HFGenerator
 
     random.seed(config.seed)
@@ -251,15 +265,7 @@ def train_sft(
 
     # Samples: every step of every accepted trajectory, tokenised once.
     fmt = resolve_format(resolve_output_format(config.output_format, config.format_kwargs))
-    if make_samples is not None:
-        samples = make_samples(used, gen)
-    else:
-        observations = None
-        if config.replay_observations:
-            env = gym.make(config.env_id, **config.env_kwargs)
-            observations = [replay_observations(env, t) for t in used]
-            env.close()
-        samples = build_samples(used, gen, fmt, config.successful_only, observations=observations)
+    samples = make_samples(used, gen) if make_samples is not None else config_samples(config, used, gen)
     if not samples:
         raise NoSamplesError(
             f"no SFT samples in {folders}: {len(trajectories)} trajectories"

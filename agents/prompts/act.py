@@ -35,6 +35,8 @@ so the prompt reads the same whatever the page's internal ids are.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 import string
 from collections.abc import Mapping
@@ -133,7 +135,26 @@ class ActFormat:
     max_text: int = 24
     history_items: int = 6
     mark_matches: bool = True
+    shuffle_letters: bool = False
     name: str = "act"
+
+    def letters(self, observation: Any, count: int) -> str:
+        """The letters of the ``count`` listed elements, in listing order: ``A, B, C...``, or with
+        ``shuffle_letters`` ``count`` distinct letters drawn from the whole alphabet by a hash of the page (its
+        instruction and listed elements), so the same page always gets the same letters.
+
+        Why shuffle: in page order a letter says where an element is, and a small model learns "the first button"
+        (on click-test-2 ONE is always listed first) instead of reading the instruction; drawn letters carry no
+        position, and every letter is an answer about equally often, so the copy of a letter is learned for all
+        of them (BrowserGym's element ids are arbitrary for the same reason).
+        """
+        if not self.shuffle_letters:
+            return LETTERS[:count]
+        page = [instruction_of(observation)] + [
+            f"{e.get('id')}|{e.get('tag')}|{_text(e)}" for e in listed_elements(observation)
+        ]
+        digest = hashlib.sha256("\n".join(page).encode()).digest()
+        return "".join(random.Random(digest).sample(LETTERS, count))
 
     def messages(self, ctx: PromptContext) -> Conversation:
         elements = listed_elements(ctx.observation)
@@ -141,9 +162,10 @@ class ActFormat:
         done = [self._history_entry(h, ctx.observation) for h in list(ctx.history)[-self.history_items :]]
         if done:
             lines.append("done: " + "; ".join(done))
+        names = self.letters(ctx.observation, len(elements))
         for i, e in enumerate(elements):
             mark = "*" if self.mark_matches and named_in(_text(e), ctx.instruction) else ""
-            lines.append(f"{LETTERS[i]}{mark} {self._line(e)}")
+            lines.append(f"{names[i]}{mark} {self._line(e)}")
         return [{"role": "user", "content": "\n".join(lines)}]
 
     def _line(self, element: Mapping[str, Any]) -> str:
@@ -183,10 +205,15 @@ class ActFormat:
             return None, ParseError("no_action", "the answer must start with 'click X' or 'type X N'")
         verb, letter, number, literal = m.group(1).lower(), m.group(2).upper(), m.group(3), m.group(4)
         elements = listed_elements(observation)
-        k = LETTERS.index(letter)
-        if k >= len(elements):
-            last = LETTERS[len(elements) - 1] if elements else "none"
-            return None, ParseError("no_element", f"element {letter} is not listed (A-{last})")
+        names = self.letters(observation, len(elements))
+        k = names.find(letter)
+        if k < 0:
+            listed = (
+                (f"A-{names[-1]}" if not self.shuffle_letters else ", ".join(sorted(names)))
+                if names
+                else "none"
+            )
+            return None, ParseError("no_element", f"element {letter} is not listed ({listed})")
         element_id = str(elements[k]["id"])
         if verb == "click":
             return Action.click_element(element_id), None
@@ -207,15 +234,12 @@ class ActFormat:
             raise ValueError(
                 f"no listed element for the action {action.to_json()}: it has no answer in this format"
             )
+        letter = self.letters(observation, len(listed_elements(observation)))[k]
         if action.type == "click":
-            return f"click {LETTERS[k]}"
+            return f"click {letter}"
         phrases = quoted_phrases(instruction_of(observation))
         text = action.text or ""
-        return (
-            f"type {LETTERS[k]} {phrases.index(text) + 1}"
-            if text in phrases
-            else f'type {LETTERS[k]} "{text}"'
-        )
+        return f"type {letter} {phrases.index(text) + 1}" if text in phrases else f'type {letter} "{text}"'
 
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"

@@ -70,13 +70,13 @@ TABS = {
 }
 
 
-def prompt(obs, history=()):
-    return ActFormat().messages(PromptContext(obs, obs["instruction"], list(history)))[0]["content"]
+def prompt(obs, fmt=None, history=()):
+    return (fmt or ActFormat()).messages(PromptContext(obs, obs["instruction"], list(history)))[0]["content"]
 
 
 def test_listing_shows_fields_labels_values_and_history_by_label():
     typed = Action.type_text("karrie", element_id="4").to_json()
-    text = prompt(LOGIN, [typed])
+    text = prompt(LOGIN, history=[typed])
     assert text.splitlines() == [
         LOGIN["instruction"],
         'done: type "karrie" into field',
@@ -140,3 +140,19 @@ def test_marks_follow_the_instruction_not_the_page():
         "*"
         not in ActFormat(mark_matches=False).messages(PromptContext(TABS, TABS["instruction"]))[0]["content"]
     )
+
+
+def test_shuffled_letters_are_a_fixed_function_of_the_page_and_round_trip():
+    """With ``shuffle_letters`` a page always gets the same distinct letters; another instruction on the same
+    elements draws others, and every answer reads back as the action it names."""
+    fmt = ActFormat(shuffle_letters=True)
+    n = len(listed_elements(LOGIN))
+    names = fmt.letters(LOGIN, n)
+    assert names == fmt.letters(dict(LOGIN), n) and len(set(names)) == n
+    assert names != fmt.letters({**LOGIN, "instruction": 'Enter "x".'}, n)
+    listing = prompt(LOGIN, fmt).splitlines()[1:]
+    assert [line[0] for line in listing] == list(names)
+    for action in (Action.type_text("AU", element_id="6"), Action.click_element("7")):
+        assert fmt.parse(fmt.answer_text(action, LOGIN), LOGIN)[0] == action
+    unused = next(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in names)
+    assert fmt.parse(f"click {unused}", LOGIN)[1].code == "no_element"

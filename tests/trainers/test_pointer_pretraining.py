@@ -1,0 +1,62 @@
+"""Pointer pre-training: synthetic pages in the ``act`` format, one line named, and a model that learns to answer
+with that line's letter."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+
+from agents.prompts.act import ActFormat
+from trainers.pointer_pretraining import (
+    PointerPretrainingConfig,
+    pointer_samples,
+    pretrain_pointing,
+    synthetic_page,
+)
+
+
+def test_a_synthetic_page_names_one_line_and_the_answer_is_that_lines_letter():
+    rng = random.Random(3)
+    config = PointerPretrainingConfig()
+    for _ in range(200):
+        prompt, answer = synthetic_page(rng, config)
+        instruction, *lines = prompt.splitlines()
+        assert config.min_lines <= len(lines) <= config.max_lines
+        marked = [line for line in lines if line[1] == "*"]
+        assert len(marked) == 1
+        (quoted,) = re.findall(r'"([^"]*)"', instruction)
+        assert marked[0].endswith(" " + quoted)
+        assert answer == f"click {marked[0][0]}"
+        assert [line[0] for line in lines] == [chr(ord("A") + i) for i in range(len(lines))]
+
+
+def test_shuffled_letters_follow_the_format():
+    prompt, answer = synthetic_page(random.Random(0), PointerPretrainingConfig(shuffle_letters=True))
+    marked = next(line for line in prompt.splitlines()[1:] if line[1] == "*")
+    assert answer == f"click {marked[0]}"
+
+
+class _Template:
+    def prompt_text(self, conversation):
+        return "<u>" + conversation[0]["content"] + "<a>"
+
+
+def test_pointer_samples_are_sft_samples_of_fresh_pages():
+    samples = pointer_samples(5, _Template(), PointerPretrainingConfig(seed=1))
+    assert len(samples) == 5 and len({s.prompt for s in samples}) == 5
+    for s in samples:
+        assert s.prompt.startswith("<u>") and s.prompt.endswith("<a>") and s.image is None
+        assert ActFormat().parse(s.answer, {"elements": []})[1].code == "no_element"  # an answer, not a page's
+
+
+def test_pretraining_lowers_the_answer_loss(tmp_path):
+    from agents.tiny_models import build_causal_lm, build_tokenizer
+
+    init = build_causal_lm(tmp_path / "init", hidden_size=32, seed=0,
+                           tokenizer_builder=lambda p: build_tokenizer(p, merges=False))  # fmt: skip
+    out = pretrain_pointing(init, tmp_path / "pointer", PointerPretrainingConfig(steps=40, batch_size=8,
+                                                                                 learning_rate=3e-3))  # fmt: skip
+    assert (out["model"] / "config.json").exists() and len(out["loss"]) == 40
+    assert np.mean(out["loss"][-10:]) < 0.5 * np.mean(out["loss"][:10])
