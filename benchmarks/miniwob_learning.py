@@ -10,6 +10,11 @@ and the swap test, per task and per arm, over several seeds.
   seed), byte tokens (:func:`agents.tiny_models.build_tokenizer` with ``merges=False``), the ``act`` format
   (:class:`agents.prompts.act.ActFormat`: the task's elements by letter, answers ``click X`` / ``type X N``),
   screenshots off.
+* **Pointer pre-training** (``--pointer-steps``, default 700; 0 turns it off): before any arm, the random model
+  learns on synthetic pages (:mod:`trainers.pointer_pretraining`: random words, no MiniWoB page, wording or task)
+  to answer with the letter of the line the instruction quotes, the copy a pretrained LM brings and a 2-layer
+  random model cannot grow from 10 demonstrations per task. Every arm starts from it (``grpo`` too), and every SFT
+  arm mixes ``--pointer-mix`` synthetic pages per demonstration sample into its data so cloning keeps it.
 * **Demonstrations**: the scripted demonstrator (:class:`agents.miniwob_demonstrator.MiniWoBDemonstrator`, reads the
   instruction and the DOM listing, never MiniWoB's reward), ``--demos`` per task (10, as WGE).
 * **Arms** (each at every ``--seeds``): ``sft@N``: SFT (:func:`trainers.sft.train_sft`) on N demonstrations per
@@ -76,10 +81,10 @@ class Settings:
     budgets: tuple[int, ...] = (10, 100, 1000)
     hidden: int = 128
     layers: int = 2
-    pointer_steps: int = 0  # synthetic pointer pre-training before any arm (trainers.pointer_pretraining); 0: none
+    pointer_steps: int = 700  # synthetic pointer pre-training before any arm (trainers.pointer_pretraining); 0: none
     pointer_mix: float = 1.0  # with pointer_steps: synthetic pages per demonstration sample in every SFT arm
     sft_steps: int = 400
-    sft_lr: float = 3e-3
+    sft_lr: float = 1e-3
     grpo_steps: int = 150
     grpo_lr: float = 5e-4
     group_size: int = 8
@@ -437,12 +442,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", nargs="+", default=["sft", "sft+grpo", "grpo", "sft+trl"])
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--pointer-steps", type=int, default=0,
+    parser.add_argument("--pointer-steps", type=int, default=700,
                         help="synthetic pointer pre-training steps before every arm (0: the random model)")
     parser.add_argument("--pointer-mix", type=float, default=1.0,
                         help="with --pointer-steps: synthetic pages per demonstration sample in each SFT arm")
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
-    parser.add_argument("--sft-lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW)")
+    parser.add_argument("--sft-lr", type=float, default=1e-3, help="SFT learning rate (constant, AdamW)")
     parser.add_argument("--grpo-steps", type=int, default=150)
     parser.add_argument("--grpo-lr", type=float, default=5e-4)
     parser.add_argument("--group-size", type=int, default=8)
@@ -460,9 +465,9 @@ def main(argv: list[str] | None = None) -> int:
     a.work = a.work or OUT / f"{name}_runs"
     a.out = a.out or OUT / name
     if a.quick:
-        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), sft_steps=150,
-                            grpo_steps=10, group_size=4, num_envs=4, eval_per_task=30, curve_per_task=10, eval_every=5,
-                            arms=("sft", "sft+grpo"), eval_init=True, work=a.work)  # fmt: skip
+        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), pointer_steps=400,
+                            sft_steps=150, grpo_steps=10, group_size=4, num_envs=4, eval_per_task=30, curve_per_task=10,
+                            eval_every=5, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
                             hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,

@@ -5,27 +5,28 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from benchmarks.miniwob_learning import main
 
 
-@pytest.mark.timeout(1200)  # about 2 minutes on 2 idle cores; the limit leaves room for a loaded machine
+@pytest.mark.timeout(1500)  # about 5 minutes on 2 idle cores; the limit leaves room for a loaded machine
 def test_quick_run_reports_held_out_success_and_the_swap_test(tmp_path):
     out = tmp_path / "result"
     assert main(["--quick", "--work", str(tmp_path / "runs"), "--out", str(out)]) == 0
     result = json.loads(out.with_suffix(".json").read_text())
     arms = result["arms"]
-    assert set(arms) == {"init", "sft@10", "sft+grpo"}
+    assert set(arms) == {"sft@10", "sft+grpo"}
     for arm, by_seed in arms.items():
         for task, row in by_seed["0"].items():
             assert row["episodes"] == 30, (arm, task)
             assert 0.0 < row["swap_chance"] < 1.0 and row["swap_episodes"] > 0
             assert 0.0 <= row["greedy"] <= 1.0 and 0.0 <= row["swap_rate"] <= 1.0
-    # The random model writes no answer the format reads; cloning 10 demonstrations per task lifts it.
-    mean = {arm: np.mean([r["greedy"] for r in by_seed["0"].values()]) for arm, by_seed in arms.items()}
-    assert mean["init"] == 0.0 and mean["sft@10"] > 0.3
+        # click-button is the task where only the instruction tells the buttons apart: the answer must follow it
+        # when it names another button on the same page, well above a uniformly drawn listed element (chance).
+        button = by_seed["0"]["click-button"]
+        assert button["swap_rate"] > button["swap_chance"] + 0.3, (arm, button)
+        assert button["greedy"] > 0.5, (arm, button)
     curve = result["curves"]["sft+grpo"]["0"]
     assert curve[0]["step"] == 0 and {"eval_greedy_success", "eval_swap_rate", "eval_swap_chance"} <= set(curve[0])
     history = [json.loads(line) for line in (tmp_path / "runs/seed0/sft_grpo/metrics.jsonl").read_text().splitlines()]
