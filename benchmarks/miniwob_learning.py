@@ -30,10 +30,10 @@ and the swap test, per task and per arm, over several seeds.
   held-out greedy success, sampled success and the swap rate every ``--eval-every`` steps on
   ``--curve-per-task`` seeds per task (a learning curve) plus entropy, ``zero_adv_frac`` and ``distinct_answers``.
 
-Measured (2026-12-06, cut down: 3 seeds, 30 held-out seeds per task, GRPO 60 steps of 10 x 4, budgets 10 and 100,
-no GRPO from scratch; ``docs/learning_benchmarks.md``): suite mean SFT(10) 0.608, SFT(100) 0.610, SFT(10) then
-GRPO 0.581 (paired - SFT(10): -0.027 ± 0.201); the swap rate is at or below chance on click-test-2, click-button,
-click-link, click-tab and click-button-sequence: the policy answers by position there. Issue 37's targets are not
+Measured (2026-12-06, with pointer pre-training; cut down: 3 seeds, 30 held-out seeds per task, GRPO 20 steps of
+10 x 4, budgets 10 and 100, no GRPO without demonstrations, no TRL arm; ``docs/learning_benchmarks.md``): suite mean
+SFT(10) 0.806, SFT(100) 0.892, SFT(10) then GRPO 0.788 (paired - SFT(10): -0.018 ± 0.137); the swap rate is far above
+chance on 9 of 10 tasks (click-button 0.62 against 0.15), not on click-button-sequence. Issue 37's targets are not
 reached.
 
 Run: ``python benchmarks/miniwob_learning.py`` (the defaults; a benchmark, not a test), or ``--quick`` (2 tasks, a
