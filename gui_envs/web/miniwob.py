@@ -6,8 +6,9 @@ exactly as its Python environment (``miniwob.selenium_instance.SeleniumInstance.
 ``Math.seedrandom(<seed as a JS number>)``, ``core.setDataMode("train")``, then ``core.startEpisodeReal()``,
 so ``reset(seed=s)`` is MiniWoB's own episode for the number ``s`` (seedrandom reads the number ``0`` and the
 string ``"0"`` as different seeds). The episode timer (``core.EPISODE_MAX_TIME``, 10 s by default) is lifted
-so that slow agents are not cut off by the page. The reward is the page's own ``WOB_REWARD_GLOBAL`` once
-``WOB_DONE_GLOBAL`` is set.
+so that slow agents are not cut off by the page. The reward is the page's raw reward (``WOB_RAW_REWARD_GLOBAL``,
+what ``miniwob``'s ``get_raw_reward`` processor returns) once ``WOB_DONE_GLOBAL`` is set: with the clock lifted,
+the page's time-discounted ``WOB_REWARD_GLOBAL`` differs from it only by wall-clock noise (about 1e-6).
 """
 
 from __future__ import annotations
@@ -127,8 +128,11 @@ class MiniWoBEnv(WebEnvBase):
 
     **Action**: :class:`~gui_envs.schema.action_space.ActionSpace`: Action JSON / GUI-R1 JSON or ``Action`` objects.
 
-    **Reward**: the page's ``WOB_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final answer) when
-    the page reports ``WOB_DONE_GLOBAL``; 0 before. A malformed or out-of-viewport action costs
+    **Reward**: the page's raw reward ``WOB_RAW_REWARD_GLOBAL`` (in [-1, 1]; MiniWoB gives -1 for a wrong final
+    answer) when the page reports ``WOB_DONE_GLOBAL``; 0 before. Not the time-discounted ``WOB_REWARD_GLOBAL``:
+    the episode clock is lifted, so its discount is ``1 - elapsed / (2**31 - 1) ms``, about 1e-6 of wall-clock
+    noise that made equal outcomes unequal, and GRPO's group normalisation (``std + 1e-6``) turned that noise
+    into advantages of +-1 in groups where every episode succeeded. A malformed or out-of-viewport action costs
     ``invalid_action_penalty``. ``info["success"]`` is ``raw reward > 0``.
 
     **Episode end**: ``terminated`` when the page says done or on ``stop``; ``truncated`` after ``max_steps``.
@@ -138,7 +142,7 @@ class MiniWoBEnv(WebEnvBase):
 
     Version history: v0, initial release; default viewport 500 x 400 (was 160 x 210), episodes seeded with
     the number as ``miniwob`` does (was a string drawn from another generator); ``elements`` without the stats
-    panel and the query (as ``core.getDOMInfo``).
+    panel and the query (as ``core.getDOMInfo``); the reward is the raw reward (was the time-discounted one).
 
     Args:
         task: the MiniWoB task name (``click-test``, ``enter-text``, ...; see :data:`MINIWOB_TASKS`).
@@ -270,7 +274,7 @@ class MiniWoBEnv(WebEnvBase):
         if self._session is None:
             raise ResetNeededError("call reset() before step()")
         state = self._session.call(lambda h: h.page.evaluate(STATE_JS))
-        reward = float(state["reward"]) if state["done"] else 0.0
+        reward = float(state["raw"]) if state["done"] else 0.0
         if error:
             reward -= self.invalid_action_penalty
         terminated = bool(state["done"]) or stop
