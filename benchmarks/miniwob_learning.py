@@ -87,6 +87,7 @@ class Settings:
     sft_lr: float = 1e-3
     grpo_steps: int = 150
     grpo_lr: float = 5e-4
+    grpo_beta: float = 0.0  # k3 KL to the model GRPO starts from (the SFT checkpoint in sft+grpo)
     group_size: int = 8
     num_envs: int = 8
     eval_per_task: int = 200
@@ -190,7 +191,7 @@ def run_grpo(model: Path, out: Path, settings: Settings, seed: int) -> tuple[Pat
                      output_format="act", max_episode_steps=MAX_STEPS, group_size=settings.group_size,
                      groups_per_step=n, num_envs=settings.num_envs, num_steps=settings.grpo_steps,
                      learning_rate=settings.grpo_lr, weight_decay=0.0, max_new_tokens=12, decoder="loop",
-                     beta=0.0, device="cpu", seed=seed, seed_start=TRAIN_START + 1_000_000 * seed,
+                     beta=settings.grpo_beta, device="cpu", seed=seed, seed_start=TRAIN_START + 1_000_000 * seed,
                      num_train_seeds=1_000_000, eval_seeds=suite_seeds(EVAL_START, settings.curve_per_task, n),
                      eval_every=settings.eval_every, eval_samples=1, eval_swap=True, output_dir=str(out),
                      progress=False, plot=True)  # fmt: skip
@@ -450,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sft-lr", type=float, default=1e-3, help="SFT learning rate (constant, AdamW)")
     parser.add_argument("--grpo-steps", type=int, default=150)
     parser.add_argument("--grpo-lr", type=float, default=5e-4)
+    parser.add_argument("--grpo-beta", type=float, default=0.0,
+                        help="GRPO's k3 KL coefficient to the model it starts from (0: no reference model)")
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--eval-per-task", type=int, default=200)
     parser.add_argument("--curve-per-task", type=int, default=20)
@@ -471,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
                             hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
-                            grpo_lr=a.grpo_lr, group_size=a.group_size, eval_per_task=a.eval_per_task,
+                            grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import uuid
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.episode import EnvWorkers, ListWorkers, StepResult, play
+from gui_envs.schema.errors import EnvCrashedError
 from gui_envs.schema.privileged import privileged_of, privileged_of_vector
 from gui_envs.schema.trajectory import Trajectory, save_trajectories
 from gui_envs.schema.upcoming import announce
@@ -43,6 +45,10 @@ class RolloutConfig:
         record_privileged: keep each step's privileged facts (target box, reference answer; see
             :mod:`gui_envs.schema.privileged`) in ``Step.privileged``, for rewards and credit assignment such as SCA.
             Never shown to the agent.
+        crash_retries: how many times :func:`collect_groups` runs a wave of episodes again when an env crashed in
+            it (:class:`~gui_envs.schema.errors.EnvCrashedError`: a browser that died or stopped answering; its
+            ``reset`` relaunches it). The wave's unfinished episodes are dropped, never returned half-played; past
+            this many crashes in one wave the error propagates.
     """
 
     max_steps: int = 50
@@ -50,10 +56,13 @@ class RolloutConfig:
     record_privileged: bool = True
     progress: bool = True
     save_dir: str | Path | None = None
+    crash_retries: int = 2
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.crash_retries < 0:
+            raise ValueError(f"crash_retries must be >= 0, got {self.crash_retries}")
 
 
 def collect_episodes(
@@ -104,6 +113,7 @@ def collect_groups(
     """
     if group_size < 1:
         raise ValueError(f"group_size must be >= 1, got {group_size}")
+    config = config or RolloutConfig()
     workers = envs if isinstance(envs, EnvWorkers) else make_workers(envs)
     run = uuid.uuid4().hex[:8]
     jobs = [(s, k) for s in seeds for k in range(group_size)]
@@ -113,7 +123,16 @@ def collect_groups(
     for start in range(0, len(jobs), workers.num_envs):
         wave = jobs[start : start + workers.num_envs]
         meta = [{"group_id": f"{workers.env_ids[0]}/{s}/{run}", "group_index": k} for s, k in wave]
-        trajs = collect_episodes(workers, agent, [s for s, _ in wave], config, meta)
+        for attempt in range(config.crash_retries + 1):
+            try:
+                trajs = collect_episodes(workers, agent, [s for s, _ in wave], config, meta)
+                break
+            except EnvCrashedError as err:
+                # Every slot of the wave is reset on the next try, the crashed one relaunching its browser; a
+                # loaded machine makes a browser miss its 20 s answer now and then, and that should not end a run.
+                if attempt == config.crash_retries:
+                    raise
+                warnings.warn(f"{err} (the wave of {len(wave)} episodes runs again)", RuntimeWarning, stacklevel=2)
         for (s, _), traj in zip(wave, trajs, strict=True):
             out[s].append(traj)
     return [out[s] for s in seeds]

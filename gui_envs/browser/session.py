@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from gui_envs.browser.chromium import find_chromium, launch_args
+from gui_envs.schema.errors import EnvCrashedError
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ _GRACE_S = 10.0
 _START_LOCK = threading.Lock()
 
 
-class BrowserCrashedError(RuntimeError):
+class BrowserCrashedError(EnvCrashedError):
     """The browser crashed, was killed or stopped answering. Call ``env.reset()`` to relaunch it."""
 
 

@@ -38,6 +38,15 @@ class ResetNeededError(gym.error.ResetNeeded, RuntimeError):
     """
 
 
+class EnvCrashedError(RuntimeError):
+    """What runs the env (a browser) crashed, was killed or stopped answering in the middle of an episode. The
+    episode is lost; the env is not: ``reset()`` relaunches it.
+
+    Rollout collection (:func:`trainers.rollout.collect_groups`) runs the lost episodes again after the relaunch,
+    so a crash costs a training or evaluation run time, not its result.
+    """
+
+
 class EnvClosedError(gym.error.ClosedEnvironmentError, RuntimeError):
     """``step`` or ``reset`` was called after ``close()``. A closed env has released its browser or device and does
     not open it again.
@@ -88,4 +97,4 @@ def cap_message(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["MAX_ERROR_CHARS", "EnvClosedError", "ResetNeededError", "UnknownTaskError", "cap_message", "safe_repr"]
+__all__ = ["MAX_ERROR_CHARS", "EnvClosedError", "EnvCrashedError", "ResetNeededError", "UnknownTaskError", "cap_message", "safe_repr"]

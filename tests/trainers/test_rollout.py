@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 import gui_envs  # noqa: F401
 from agents.base import AgentOutput
+from gui_envs.schema.errors import EnvCrashedError
 from gui_envs.schema.trajectory import load_trajectories
 from trainers.rollout import RolloutConfig, VectorWorkers, collect_episodes, collect_groups
 
@@ -94,6 +95,44 @@ def test_groups_are_scheduled_in_waves_over_the_slots() -> None:
         assert {t.seed for t in group} == {seed}
         assert len({t.metadata["group_id"] for t in group}) == 1
         assert sorted(t.metadata["group_index"] for t in group) == [0, 1, 2]
+
+
+class CrashingEchoEnv(EchoEnv):
+    """An :class:`EchoEnv` whose backend dies on its first ``crashes`` second steps (as a browser that stops
+    answering does), and comes back on the next reset."""
+
+    def __init__(self, crashes: int) -> None:
+        super().__init__()
+        self.crashes = crashes
+        self.resets = 0
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.resets += 1
+        return super().reset(seed=seed, options=options)
+
+    def step(self, action: str) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        if self.t == 1 and self.crashes > 0:
+            self.crashes -= 1
+            raise EnvCrashedError("the browser stopped answering for 20 s; env.reset() relaunches it")
+        return super().step(action)
+
+
+def test_a_crash_mid_wave_runs_the_wave_again_and_returns_only_whole_episodes() -> None:
+    envs = [EchoEnv(), CrashingEchoEnv(crashes=1)]
+    with pytest.warns(RuntimeWarning, match="the wave of 2 episodes runs again"):
+        groups = collect_groups(envs, EchoAgent(), seeds=[2], group_size=2, config=RolloutConfig(progress=False))
+    # Seed 2: three-step episodes; the crash came at the second step of the first try, and no half-played episode
+    # is returned.
+    assert [len(t.steps) for t in groups[0]] == [3, 3] and all(t.success for t in groups[0])
+    assert envs[1].resets == 2
+    # Past crash_retries the crash is the caller's.
+    with pytest.raises(EnvCrashedError):
+        collect_groups([CrashingEchoEnv(crashes=2)], EchoAgent(), seeds=[2], group_size=1,
+                       config=RolloutConfig(progress=False, crash_retries=1))  # fmt: skip
+    with pytest.raises(ValueError, match="crash_retries"):
+        RolloutConfig(crash_retries=-1)
 
 
 def test_max_steps_truncates_the_record() -> None:
