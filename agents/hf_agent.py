@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from agents.generation import Conversation, Generation, SamplingParams, count_images, flatten_text
-from agents.hub import resolve_model
+from agents.hub import check_saved_model, resolve_model
 from agents.lm_agent import LMAgent
 from agents.prompts.formats import OutputFormat
 from agents.sampling import (
@@ -87,6 +87,8 @@ class HFGenerator:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         # A hub id is checked before loading: offline, one line within seconds instead of minutes of retries.
         path = None if hasattr(model, "generate") else resolve_model(model)
+        if path is not None:
+            check_saved_model(path)  # a folder that holds no model: one line, not from_pretrained's dozen
         self.processor = processor if processor is not None else load_processor(path, trust_remote_code)
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         #: Whether the processor turns images into model inputs (a VLM).

@@ -57,7 +57,14 @@ def resolve_model(name: str | os.PathLike[str], timeout_s: float = PROBE_TIMEOUT
         HubUnavailableError: ``name`` is a hub id, the hub cannot be reached and the id is not cached.
     """
     text = str(name)
-    if Path(text).expanduser().exists():
+    path = Path(text).expanduser()
+    if path.is_file():  # `model=runs/tiny-llama/config.json`: from_pretrained would read the path as a hub id
+        inside = (path.parent / "config.json").is_file()
+        hint = f" Did you mean its folder {str(path.parent)!r}?" if inside else ""
+        raise ModelPathError(
+            f"model {text!r} is a file; a model is the folder save_pretrained wrote (config.json and the weights).{hint}"
+        )
+    if path.exists():
         return text
     if looks_local(text):
         raise ModelPathError(
@@ -74,6 +81,29 @@ def resolve_model(name: str | os.PathLike[str], timeout_s: float = PROBE_TIMEOUT
         f"model {text!r} is not a local folder here and cannot be downloaded ({reason}): pass a folder saved "
         f"with save_pretrained instead (a `guigym train` run or `guigym tiny-model` writes one; where the hub is "
         f"reachable, `hf download {text} --local-dir models/{text.rsplit('/', 1)[-1]}` fetches a hub model)"
+    )
+
+
+#: The files of which a folder saved with ``save_pretrained`` holds at least one (a model's, a PEFT adapter's).
+SAVED_MODEL_FILES: tuple[str, ...] = ("config.json", "adapter_config.json")
+
+
+def check_saved_model(name: str | os.PathLike[str]) -> None:
+    """Raise :class:`ModelPathError` when ``name`` is a local folder that holds no saved model (none of
+    :data:`SAVED_MODEL_FILES`): a run's ``output_dir`` or an empty folder, which ``from_pretrained`` reports in a
+    dozen lines about processors and tokenizers. Sub-folders that hold a model are named. A hub id passes.
+
+    Separate from :func:`resolve_model`, which only needs the folder to exist: its callers may name a folder that
+    the run fills later, and the tests of config loading name empty folders.
+    """
+    folder = Path(name).expanduser()
+    if not folder.is_dir() or any((folder / f).is_file() for f in SAVED_MODEL_FILES):
+        return
+    inner = sorted(str(p.parent) for f in SAVED_MODEL_FILES for p in folder.glob(f"*/{f}"))
+    hint = f" Did you mean {' or '.join(map(repr, inner[:2]))}?" if inner else ""
+    raise ModelPathError(
+        f"model folder {str(name)!r} holds no config.json: it is not a folder saved with save_pretrained (a "
+        f"`guigym train` run writes one to its output_dir; `guigym tiny-model {name}` builds a test model).{hint}"
     )
 
 
@@ -113,4 +143,13 @@ def _cached_snapshot(repo_id: str) -> str | None:
     return folder if (Path(folder) / "config.json").is_file() else None
 
 
-__all__ = ["HubUnavailableError", "ModelPathError", "PROBE_TIMEOUT_S", "hub_offline", "looks_local", "resolve_model"]
+__all__ = [
+    "HubUnavailableError",
+    "ModelPathError",
+    "PROBE_TIMEOUT_S",
+    "SAVED_MODEL_FILES",
+    "check_saved_model",
+    "hub_offline",
+    "looks_local",
+    "resolve_model",
+]

@@ -1,6 +1,12 @@
 """guigym environments. Importing this package registers every environment id with gymnasium."""
 
-from gui_envs.schema.registration import ENV_DESCRIPTIONS, guigym_env_ids, register_env
+from gui_envs.schema.registration import (
+    ENV_DESCRIPTIONS,
+    UnknownEnvIdError,
+    check_env_id,
+    guigym_env_ids,
+    register_env,
+)
 
 __version__ = "0.1.0"
 
@@ -122,4 +128,11 @@ register_env(
     kwargs={"base_id": "GuiAndroidGround-v0"},
 )
 
-__all__ = ["ENV_DESCRIPTIONS", "guigym_env_ids", "register_env", "__version__"]
+__all__ = [
+    "ENV_DESCRIPTIONS",
+    "UnknownEnvIdError",
+    "__version__",
+    "check_env_id",
+    "guigym_env_ids",
+    "register_env",
+]

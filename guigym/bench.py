@@ -18,6 +18,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from gui_envs.schema.errors import did_you_mean
+
 #: The project's benchmark folder (beside the ``guigym`` package in a source checkout).
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -41,6 +43,10 @@ class UnknownBenchmarkError(ValueError):
     """``only`` names a script the benchmark folder does not have (a typo would otherwise run nothing, exit 0)."""
 
 
+class BenchmarkFolderError(ValueError):
+    """The benchmark folder does not exist (it would otherwise run nothing and print an empty table, exit 0)."""
+
+
 def run_benchmarks(
     folder: Path = BENCHMARKS, only: list[str] | None = None, timeout_s: float = 600.0,
     console: Console | None = None,
@@ -54,10 +60,15 @@ def run_benchmarks(
         timeout_s: per-script limit in seconds.
         console: where each script's own output is echoed (``None``: not echoed).
     """
+    if not folder.is_dir():
+        raise BenchmarkFolderError(f"benchmark folder {str(folder)!r} is not a folder (default: {BENCHMARKS})")
     known = sorted(p.stem for p in folder.glob("*.py") if not p.name.startswith("_"))
     unknown = sorted(set(only or ()) - set(known))
     if unknown:
-        raise UnknownBenchmarkError(f"no benchmark named {', '.join(unknown)} in {folder}; choose from {', '.join(known)}")
+        raise UnknownBenchmarkError(
+            f"no benchmark named {', '.join(unknown)} in {folder}; choose from {', '.join(known)}."
+            + did_you_mean(unknown[0], known)
+        )
     results = []
     # COLUMNS: rich draws a piped script's tables 80 wide, wrapping every row; 160 keeps a row on one line.
     env = {
@@ -111,4 +122,12 @@ def results_table(results: list[BenchResult]) -> Table:
     return table
 
 
-__all__ = ["BENCHMARKS", "BenchResult", "UnknownBenchmarkError", "has_quick_mode", "results_table", "run_benchmarks"]
+__all__ = [
+    "BENCHMARKS",
+    "BenchResult",
+    "BenchmarkFolderError",
+    "UnknownBenchmarkError",
+    "has_quick_mode",
+    "results_table",
+    "run_benchmarks",
+]

@@ -34,15 +34,37 @@ import gymnasium as gym
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 import gui_envs
 from agents import OracleAgent, RandomAgent
 from agents.base import Agent
 from agents.episode import run_episode
+from gui_envs.grid.click_box import MAX_BOXES
+from gui_envs.schema.errors import did_you_mean
 from guigym.errors import check_config_model, check_model_path, user_errors
 
+
+class SuggestingGroup(TyperGroup):
+    """typer's command group, with a mistyped option's close names worded "Did you mean --episodes?", as every
+    other hint of this command line is (typer writes "(Possible options: --episodes)")."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)  # the subcommands parse their options in here, nested groups included
+        except typer.TyperException as exc:
+            close = getattr(exc, "possibilities", None)  # typer's NoSuchOption, from a private module
+            if close and hasattr(exc, "option_name"):
+                exc.message = f"No such option: {exc.option_name}. Did you mean {' or '.join(sorted(close))}?"
+                exc.possibilities = None
+            raise
+
+
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="guigym: Gymnasium environments for GUI agents."
+    cls=SuggestingGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    help="guigym: Gymnasium environments for GUI agents.",
 )
 console = Console()
 
@@ -60,22 +82,21 @@ class UnknownEnvError(typer.BadParameter):
 
 
 def resolve_env_id(env_id: str) -> str:
-    """Return ``env_id`` if registered, else raise with the closest matches."""
-    known = gui_envs.guigym_env_ids()
-    if env_id in known or env_id in gym.registry:
-        return env_id
-    close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(close)}?" if close else " Run `guigym envs` to list them."
-    raise UnknownEnvError(f"unknown environment id {env_id!r}.{hint}")
+    """Return ``env_id`` if registered, else raise a usage error with the closest matches
+    (:func:`gui_envs.check_env_id`, which trainers call too)."""
+    try:
+        return gui_envs.check_env_id(env_id)
+    except gui_envs.UnknownEnvIdError as exc:
+        raise UnknownEnvError(str(exc)) from None
 
 
 def parse_kwargs(pairs: list[str]) -> dict[str, Any]:
     """``["mode=navigate", "size=7"]`` -> ``{"mode": "navigate", "size": 7}`` (values parsed as JSON if they can be)."""
     out: dict[str, Any] = {}
     for pair in pairs:
-        if "=" not in pair:
+        key, value = pair.split("=", 1) if "=" in pair else ("", "")
+        if not key.strip():  # `-k mode`, `-k =5`: gymnasium would report an unexpected keyword argument ''
             raise typer.BadParameter(f"--kwarg expects KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -91,22 +112,55 @@ def make_agent(name: str, env: gym.Env[Any, Any], seed: int) -> Agent:
     if name == "oracle":
         return OracleAgent(env)
     if name.startswith("hf:"):
+        # A missing or empty folder, a file, an unreachable hub: one line before torch and transformers load.
+        check_model_path(name[3:])
         from agents.hf_agent import HFAgent
 
-        check_model_path(name[3:])  # a missing folder or an unreachable hub: one line before any loading
         return HFAgent(name[3:], seed=seed)
-    if name.startswith("api:") and "@" in name:
+    if name.startswith("api:"):
+        model, _, url = name[4:].partition("@")
+        # Refused here: the agent retried a URL without its scheme for seconds before it failed.
+        if not model or not url.startswith(("http://", "https://")):
+            example = "api:gpt-4o@http://localhost:8000/v1"
+            raise typer.BadParameter(
+                f"--agent {name!r}: use api:MODEL@URL with an http(s) URL, e.g. {example}"
+            )
         from agents.api_agent import APIAgent
 
-        model, url = name[4:].split("@", 1)
         return APIAgent(url, model)
     if name.startswith("replay:"):
-        from agents.replay import ReplayAgent
+        from agents.replay import ReplayAgent, ReplayFormatError
 
-        if not Path(name[7:]).expanduser().is_file():
+        path = Path(name[7:]).expanduser()
+        if path.is_dir():
+            raise typer.BadParameter(
+                f"replay file {name[7:]!r} is a folder; pass a JSON-lines predictions file"
+            )
+        if not path.is_file():
             raise typer.BadParameter(f"replay file {name[7:]!r} does not exist (JSON lines of episode_id, step, output)")
-        return ReplayAgent(name[7:])
-    raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}")
+        try:
+            return ReplayAgent(path)
+        except ReplayFormatError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    # `orcale`, `hf` without its colon: the spec whose kind is closest.
+    kinds = {spec.partition(":")[0]: spec for spec in AGENTS}
+    close = difflib.get_close_matches(name.partition(":")[0].lower(), list(kinds), n=1)
+    hint = f" Did you mean {kinds[close[0]]!r}?" if close else ""
+    raise typer.BadParameter(f"unknown agent {name!r}; choose one of {', '.join(AGENTS)}.{hint}")
+
+
+def check_output_path(path: Path | None, option: str, folder: bool, example: str = "") -> None:
+    """Refuse, before any work, an output path of the wrong kind: an existing file where a folder is written
+    (``--record``, the demo's ``--out``) or an existing folder where a file is (``--report``, ``--plot``); the
+    write would otherwise fail with a traceback after the episodes, the evaluation or the training have run."""
+    if path is None:
+        return
+    if folder and path.is_file():
+        raise typer.BadParameter(f"{option} {str(path)!r} is a file; {option} names a folder to write into")
+    if not folder and path.is_dir():
+        raise typer.BadParameter(
+            f"{option} {str(path)!r} is a folder; {option} names a file to write, e.g. {str(path / example)!r}"
+        )
 
 
 MINIWOB_PREFIX = "GuiWeb-MiniWoB-"
@@ -162,6 +216,7 @@ def _run(
 ) -> None:
     env_id = resolve_env_id(env_id)
     kwargs = parse_kwargs(kwarg or [])
+    check_output_path(record, "--record", folder=True)
     if record is not None:
         kwargs.setdefault("render_mode", "rgb_array")
     options = {"task": task} if task else None
@@ -218,6 +273,14 @@ def eval_(
     from agents.evaluate import evaluate, save_offset_plot
 
     env_id = resolve_env_id(env_id)
+    check_output_path(report, "--report", folder=False, example="report.json")
+    check_output_path(plot, "--plot", folder=False, example="offsets.png")
+    bad_k = [k for k in pass_k or [] if not 1 <= k <= samples]
+    # pass@k draws k of an episode's samples: k = 0 printed "pass@0: 0.0", k > samples printed nothing.
+    if bad_k:
+        raise typer.BadParameter(
+            f"--pass-k {bad_k[0]} must be in 1..{samples}: k of each episode's --samples {samples}"
+        )
     with user_errors(), gym.make(env_id, **parse_kwargs(kwarg or [])) as env:
         policy = make_agent(agent, env, seed)
         n = episodes or len(getattr(env.unwrapped, "episodes", range(10)))
@@ -253,6 +316,7 @@ def demo(
     ] = None,
 ) -> None:
     """The mission in miniature on CPU: baselines, oracle demos, CORE, GRPO ssl vs binary, offline eval, report."""
+    check_output_path(out, "--out", folder=True)  # before the stages run: the first write comes minutes in
     from guigym.demo import DemoConfig, run_mission
 
     config = DemoConfig.quick(str(out)) if quick else DemoConfig(out=str(out))
@@ -269,10 +333,13 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
     """A trainer config from YAML plus ``--set`` overrides; a bad key or value is a CLI usage error."""
     import yaml
 
-    from trainers.config_io import ConfigError
+    from trainers.config_io import ConfigError, check_output_dir
 
     try:
         cfg = cls.from_yaml(path, [*(overrides or []), *(["resume=true"] if resume else [])])
+        # A file at output_dir fails only at the first save, after training has run.
+        if isinstance(getattr(cfg, "output_dir", None), str):
+            check_output_dir(cfg.output_dir)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -282,8 +349,9 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
         raise typer.BadParameter(f"no config file {exc.filename or path}") from None
     except (ConfigError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from exc
-    if getattr(cfg, "env_id", None):
-        resolve_env_id(cfg.env_id)  # a typo in the config's env_id: one line with the closest ids
+    for env_id in [getattr(cfg, "env_id", None), *(getattr(cfg, "envs", None) or [])]:
+        if env_id:  # a typo in the config's env_id (CORE's envs): one line with the closest ids
+            resolve_env_id(env_id)
     data = getattr(cfg, "data", None)
     # DPO's data may also be a hub dataset id ("org/name"); a path is checked when it looks like one.
     hub_allowed = cls.__name__ == "DPOConfig"
@@ -302,17 +370,18 @@ def _load_train_config(cls: Any, path: Path, overrides: list[str] | None, resume
 
 
 @contextmanager
-def _train_errors() -> Iterator[None]:
+def _train_errors(*refusals: type[Exception]) -> Iterator[None]:
     """A trainer's start-up refusals as one usage error: a config error found once the run starts (an overlapping
-    held-out split, ``SplitOverlapError``), a finished run in ``output_dir``; a model that cannot load as one
-    ``error:`` line (:func:`guigym.errors.user_errors`)."""
+    held-out split, ``SplitOverlapError``), a finished run in ``output_dir``, and ``refusals``, the trainer's own
+    (data in the wrong format); a model that cannot load as one ``error:`` line (:func:`guigym.errors.user_errors`).
+    """
     from trainers.config_io import ConfigError
     from trainers.core.loop import RunExistsError
 
     with user_errors():
         try:
             yield
-        except (ConfigError, RunExistsError) as exc:
+        except (ConfigError, RunExistsError, *refusals) as exc:
             raise typer.BadParameter(str(exc)) from None
 
 
@@ -355,12 +424,13 @@ def train_sft_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """Behaviour cloning on folders of saved trajectories; loss on the answer tokens only."""
+    from gui_envs.schema.trajectory import TrajectoryFormatError
     from trainers.heldout import held_out_summary
     from trainers.sft import train_sft
     from trainers.sft_config import SFTConfig
 
     cfg = _load_train_config(SFTConfig, config, overrides, resume)
-    with _train_errors():
+    with _train_errors(TrajectoryFormatError):  # data that is not a folder of trajectories
         result = train_sft(cfg)
     history = result["history"]
     if history:
@@ -418,12 +488,12 @@ def train_dpo_command(
     resume: Annotated[bool, typer.Option(help="Continue from the latest checkpoint in output_dir.")] = False,
 ) -> None:
     """DPO (sigmoid loss, optional SFT term) on a pair file in TRL's prompt/chosen/rejected format."""
-    from trainers.dpo import train_dpo
+    from trainers.dpo import PairFormatError, train_dpo
     from trainers.dpo_config import DPOConfig
     from trainers.heldout import held_out_summary
 
     cfg = _load_train_config(DPOConfig, config, overrides, resume)
-    with _train_errors():
+    with _train_errors(PairFormatError):  # data that is not a pair file
         result = train_dpo(cfg)
     history = result["history"]
     if history:
@@ -502,14 +572,11 @@ def tasks(
     kwarg: EnvKwargsOption = None,
 ) -> None:
     """List an env's task templates: site or app, difficulty, how it is judged, an example instruction."""
-    from guigym.tasks_list import NoTasksError, task_rows
+    from guigym.tasks_list import task_rows
 
     env_id = resolve_env_id(env_id)
-    try:
+    with user_errors():  # an env without templates (NoTasksError), a mistyped -k
         rows = task_rows(env_id, parse_kwargs(kwarg or []), seed)
-    except NoTasksError as exc:
-        console.print(f"{exc}", highlight=False)
-        raise typer.Exit(1) from None
     table = Table(title=f"{env_id}: {len(rows)} task templates (`guigym run {env_id} --task NAME`)")
     for col in ("template", "site/app", "difficulty", "judged by", f"example (task seed {seed})"):
         table.add_column(col)
@@ -551,6 +618,7 @@ def report(
     """One self-contained HTML page for a run: episodes, screenshots, clicks, rewards, verdicts, curves, GIFs."""
     from guigym.report import write_report
 
+    check_output_path(out, "--out", folder=False, example="report.html")
     with user_errors():
         path = write_report(run_dir, out)
     console.print(f"report written to {path} (GIFs in {run_dir / 'report_gifs'})")
@@ -585,12 +653,15 @@ def tiny_model(
     pixel configs (their ``pixels`` size, 140-pixel screenshots; ``--hidden-size`` is not used)."""
     from agents.tiny_models import build_causal_lm, build_llava, build_vlm
 
+    # save_pretrained onto a file logs an error and returns: the command printed "saved to" and saved nothing.
+    check_output_path(path, "PATH", folder=True)
     builders = {"llava": lambda: build_llava(path), "qwen2.5-vl": lambda: build_vlm(path, "pixels")}
     if arch in builders:
         console.print(f"tiny {arch} (random weights) saved to {builders[arch]()}")
         return
     if arch != "llama":
-        raise typer.BadParameter(f"--arch must be llama, llava or qwen2.5-vl, got {arch!r}")
+        hint = did_you_mean(arch, ["llama", *builders], cutoff=0.4)  # `qwen` for qwen2.5-vl
+        raise typer.BadParameter(f"--arch must be llama, llava or qwen2.5-vl, got {arch!r}.{hint}")
     if hidden_size % 4:
         raise typer.BadParameter(f"--hidden-size must be a multiple of 4 (the model has 4 heads), got {hidden_size}")
     console.print(f"tiny model (hidden size {hidden_size}) saved to {build_causal_lm(path, hidden_size=hidden_size)}")
@@ -601,12 +672,14 @@ def pairs(
     out: Annotated[Path, typer.Argument(help="Parquet file to write, e.g. runs/box-pairs/train.parquet.")],
     layouts: Annotated[int, typer.Option("--layouts", "-n", min=1, help="ClickBox-v0 layouts (reset seeds) to read.")] = 64,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the first layout; layout i uses seed + i.")] = 0,
-    boxes: Annotated[int, typer.Option(min=2, help="Boxes per layout.")] = 2,
+    boxes: Annotated[int, typer.Option(min=2, max=MAX_BOXES, help="Boxes per layout.")] = 2,
 ) -> None:
     """Write DPO pairs in TRL's format from ClickBox-v0 layouts: the target box's cell chosen, another's rejected."""
+    check_output_path(out, "OUT", folder=False, example="train.parquet")
     from trainers.dpo_pairs import write_box_pairs
 
-    path, count = write_box_pairs(out, layouts, seed_start=seed, n_boxes=boxes)
+    with user_errors():
+        path, count = write_box_pairs(out, layouts, seed_start=seed, n_boxes=boxes)
     console.print(f"{count} pairs (seeds {seed}..{seed + layouts - 1}, layouts with a shared cell skipped) -> {path}")
 
 

@@ -13,13 +13,17 @@ from contextlib import contextmanager
 import typer
 from rich.console import Console
 
-from agents.hub import HubUnavailableError, ModelPathError, resolve_model
+from agents.hub import HubUnavailableError, ModelPathError, check_saved_model, resolve_model
+from gui_envs.schema.errors import did_you_mean
 
 
 def check_model_path(path: str) -> str:
     """``--agent hf:NAME``'s model as ``from_pretrained`` will load it (:func:`agents.hub.resolve_model`): a local
-    folder, a hub id the hub serves, or its cached snapshot; a named user error otherwise."""
-    return resolve_model(path)
+    folder that holds a saved model (:func:`agents.hub.check_saved_model`), a hub id the hub serves, or its cached
+    snapshot; a named user error otherwise."""
+    resolved = resolve_model(path)
+    check_saved_model(resolved)
+    return resolved
 
 
 def check_config_model(model: str) -> None:
@@ -53,9 +57,18 @@ def _user_error_types() -> tuple[type[BaseException], ...]:
         found.append(ReportError)
     except ImportError:
         pass
-    from guigym.bench import UnknownBenchmarkError
+    try:
+        from agents.api_agent import (
+            APIError,  # a server that is down: the message says which URL and to start it
+        )
 
-    found.append(UnknownBenchmarkError)
+        found.append(APIError)
+    except ImportError:
+        pass
+    from guigym.bench import BenchmarkFolderError, UnknownBenchmarkError
+    from guigym.tasks_list import NoTasksError
+
+    found += [UnknownBenchmarkError, BenchmarkFolderError, NoTasksError]
     return tuple(found)
 
 
@@ -106,8 +119,8 @@ def unknown_env_argument(exc: TypeError) -> str | None:
                     accepted.append(p.name)
     except Exception:  # noqa: BLE001 - the hint is a courtesy; the error line stands without it
         pass
-    takes = f"; it takes {', '.join(accepted)}" if accepted else ""
-    return f"{env_id} has no argument {name!r} (-k {name}=...){takes}"
+    takes = f"; it takes {', '.join(accepted)}." if accepted else "."
+    return f"{env_id} has no argument {name!r} (-k {name}=...){takes}{did_you_mean(name, accepted)}"
 
 
 __all__ = ["HubUnavailableError", "ModelPathError", "check_config_model", "check_model_path", "user_errors"]

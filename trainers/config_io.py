@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gui_envs.schema.errors import did_you_mean
+
 T = TypeVar("T")
 
 
@@ -33,10 +35,16 @@ def config_from_dict(cls: type[T], values: Mapping[str, Any]) -> T:
     fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for key in values:
         if key not in fields:
-            close = difflib.get_close_matches(str(key), sorted(fields), n=2)
-            hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
             raise UnknownConfigKeyError(
-                f"{cls.__name__} has no field {key!r}.{hint} Known fields: {', '.join(sorted(fields))}"
+                f"{cls.__name__} has no field {key!r}.{did_you_mean(key, sorted(fields))} "
+                f"Known fields: {', '.join(sorted(fields))}"
+            )
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        value = values.get(f.name)
+        # `--set env_kwargs=rows=5` (the -k syntax): a string where a mapping goes failed when the env was made.
+        if f.default_factory is dict and value is not None and not isinstance(value, Mapping):
+            raise ConfigError(
+                f"{cls.__name__}: {f.name} must be a mapping, e.g. {f.name}={{rows: 2}}, got {value!r}"
             )
     try:
         return cls(**values)
@@ -44,20 +52,81 @@ def config_from_dict(cls: type[T], values: Mapping[str, Any]) -> T:
         raise ConfigError(f"{cls.__name__}: {_wrong_types(cls, values) or exc}") from exc
 
 
+def check_value_types(cls: type, values: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigError` when a value's type is not its field's annotation's (``learning_rate=fast``).
+
+    For dataclasses that take any value without a check, such as TRL's ``GRPOConfig`` built by ``parse_dict``:
+    a string learning rate would otherwise fail deep inside the first optimiser step.
+    """
+    wrong = _wrong_types(cls, values)
+    if wrong:
+        raise ConfigError(f"{cls.__name__}: {wrong}")
+
+
+def check_output_dir(path: str | Path, field: str = "output_dir") -> None:
+    """Raise :class:`ConfigError` when ``path`` is an existing file: a run writes a folder there, and would fail
+    only when it first saves, after the model has loaded (or after its first steps)."""
+    if Path(path).expanduser().is_file():
+        raise ConfigError(
+            f"{field} {str(path)!r} is a file; a run writes a folder there: pick a new folder name"
+        )
+
+
 def _wrong_types(cls: type, values: Mapping[str, Any]) -> str:
-    """The values whose type differs from their field's default's (an int passes for a float), as one phrase."""
+    """The values whose type the field's annotation does not allow, as one phrase (an int passes for a float;
+    ``None``, and fields annotated with anything else, such as an enum or ``Any``, are not checked)."""
     wrong = []
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        default, value = f.default, values.get(f.name, dataclasses.MISSING)
-        if value is dataclasses.MISSING or value is None or not isinstance(default, (bool, int, float, str)):
+        value = values.get(f.name)
+        allowed = _annotation_types(_field_type(cls, f.name).replace("typing.", "").replace(" ", ""))
+        if value is None or allowed is None or _allows(allowed, value):
             continue
-        want = type(default)
-        ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
-        if want is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
-            wrong.append(f"{f.name} must be a {want.__name__}, got {value!r}")
+        names = [t.__name__ for t in allowed if t is not type(None)]
+        wrong.append(f"{f.name} must be {' or '.join(_a(n) for n in names)}, got {value!r}")
     return "; ".join(wrong)
+
+
+#: The annotation words :func:`_annotation_types` reads, and the types of the YAML values each allows.
+_ANNOTATION_TYPES: dict[str, type] = {
+    "bool": bool, "int": int, "float": float, "str": str, "None": type(None),
+    "list": list, "tuple": tuple, "dict": dict,
+}  # fmt: skip
+
+
+def _annotation_types(text: str) -> list[type] | None:
+    """The types an annotation such as ``float|None``, ``Optional[int]`` or ``list[str]|str`` allows; ``None``
+    when it names anything else (``Any``, an enum, a class): such a field takes what its dataclass takes."""
+    members, depth, start = [], 0, 0
+    for i, ch in enumerate(text + "|"):
+        depth += (ch == "[") - (ch == "]")
+        if depth == 0 and ch in "|,":
+            members.append(text[start:i])
+            start = i + 1
+    out: list[type] = []
+    for member in members:
+        head = member.split("[", 1)[0]
+        if head in ("Optional", "Union"):
+            inner = _annotation_types(member[len(head) + 1 : -1])
+            if inner is None:
+                return None
+            out += [*inner, *([type(None)] if head == "Optional" else [])]
+        elif head in _ANNOTATION_TYPES:
+            out.append(_ANNOTATION_TYPES[head])
+        else:
+            return None
+    return list(dict.fromkeys(out)) or None
+
+
+def _allows(types: list[type], value: Any) -> bool:
+    if isinstance(value, bool):  # a bool is an int to isinstance, never to a config
+        return bool in types
+    if isinstance(value, list) and tuple in types:  # YAML has no tuples
+        return True
+    return isinstance(value, tuple(types)) or (float in types and isinstance(value, int))
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def parse_overrides(overrides: Sequence[str]) -> dict[str, Any]:
@@ -97,6 +166,11 @@ def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     import yaml
 
     p = Path(path)
+    if p.is_dir():  # `-c configs/trl/`: the folder, where one of its files was meant
+        files = sorted(str(q) for q in p.glob("*.y*ml"))
+        raise ConfigError(
+            f"config {str(p)!r} is a folder; pass one of its files: {', '.join(files) or '(none)'}"
+        )
     if not p.is_file():
         siblings = sorted(q.name for q in p.parent.glob("*.y*ml")) if p.parent.is_dir() else []
         close = difflib.get_close_matches(p.name, siblings, n=2, cutoff=0.5)
@@ -129,10 +203,16 @@ def coerce_floats(cls: type[Any], values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _field_type(cls: type[Any], name: str) -> str:
-    """The field's annotation as written (``"float | None"``), ``""`` for an unknown name."""
-    for f in dataclasses.fields(cls):
-        if f.name == name:
-            return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    """The field's annotation as written (``"float | None"``), ``""`` for an unknown name.
+
+    Read from the classes' ``__annotations__``, not the fields' ``type``: transformers' ``HfArgumentParser``
+    rewrites that in place once it has parsed the dataclass (TRL's ``report_to: None | str | list[str]`` becomes
+    ``str``, and a list was then refused).
+    """
+    for klass in cls.__mro__:
+        hint = vars(klass).get("__annotations__", {}).get(name)
+        if hint is not None:
+            return hint if isinstance(hint, str) else hint.__name__ if isinstance(hint, type) else str(hint)
     return ""
 
 

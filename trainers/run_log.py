@@ -48,6 +48,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from gui_envs.schema.errors import did_you_mean
+
 #: ``report_to`` values: where the scalars go besides ``metrics.jsonl`` (which is always written).
 REPORTERS = ("tensorboard", "wandb")
 
@@ -88,7 +90,7 @@ def check_report_to(value: str | Iterable[str] | None) -> list[str]:
     if unknown:
         raise ValueError(
             f"report_to={names!r}: unknown {unknown}; use a list of {list(REPORTERS)}, or [] / 'none' for the "
-            "JSONL log only"
+            f"JSONL log only.{did_you_mean(unknown[0], REPORTERS)}"
         )
     return list(dict.fromkeys(names))
 

@@ -16,11 +16,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from gui_envs.grid.errors import GridConfigError
 from gui_envs.schema.actions import Action, coerce_action
 from gui_envs.schema.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
 #: What the instruction names the target by: its label (listed in ``elements``) or its colour (seen in pixels).
 TARGET_BY = ("label", "colour")
+#: Most boxes a layout holds (``n_boxes``).
+MAX_BOXES = 6
 #: Box labels are drawn from these digits (not letters: the ``box`` output format names answer cells by letter).
 LABEL_POOL = string.digits
 #: Characters an action string may hold (the env reads Action or GUI-R1 JSON; anything else is malformed).
@@ -127,31 +130,33 @@ class ClickBoxEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
         viewport: tuple[int, int] | None = None,
     ) -> None:
         if target_by not in TARGET_BY:
-            raise ValueError(f"target_by must be one of {TARGET_BY}, got {target_by!r}")
-        if not 1 <= n_boxes <= 6:
-            raise ValueError(f"n_boxes must be 1-6, got {n_boxes}")
+            raise GridConfigError(f"target_by must be one of {TARGET_BY}, got {target_by!r}")
+        if not 1 <= n_boxes <= MAX_BOXES:
+            raise GridConfigError(f"n_boxes must be 1-{MAX_BOXES}, got {n_boxes}")
         if n_boxes == 1 and target_by == "label":
-            raise ValueError(
+            raise GridConfigError(
                 "n_boxes=1 needs target_by='colour': with one box the element list would give away its bbox"
             )
         if not 4 <= min_side <= max_side:
-            raise ValueError(f"need 4 <= min_side <= max_side, got min_side={min_side}, max_side={max_side}")
+            raise GridConfigError(
+                f"need 4 <= min_side <= max_side, got min_side={min_side}, max_side={max_side}"
+            )
         if viewport is None:
             width = height = canvas_px
             if canvas_px < 2 * max_side:
-                raise ValueError(
+                raise GridConfigError(
                     f"canvas_px={canvas_px} must be >= 2 * max_side = {2 * max_side} so the boxes fit"
                 )
         else:
             width, height = (int(v) for v in viewport)
             if min(width, height) < 2 * max_side:
-                raise ValueError(
+                raise GridConfigError(
                     f"viewport={tuple(viewport)} must be >= 2 * max_side = {2 * max_side} pixels a side so the "
                     "boxes fit"
                 )
         if n_boxes * (max_side + _GAP) ** 2 > _MAX_DENSITY * width * height:
             need = int(np.ceil((n_boxes / _MAX_DENSITY) ** 0.5 * (max_side + _GAP)))
-            raise ValueError(
+            raise GridConfigError(
                 f"{n_boxes} boxes of up to {max_side} pixels are too crowded on a {width} x {height} canvas to place "
                 f"at random: raise canvas_px (or both viewport sides) to {need} or lower max_side or n_boxes"
             )

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from gui_envs.grid.errors import GridConfigError
 from gui_envs.schema.actions import Action, coerce_action
 from gui_envs.schema.lifecycle import GuardedClose, check_render_mode, guarded_reset, guarded_step
 
@@ -71,9 +72,9 @@ class ClickGridEnv(GuardedClose, gym.Env[dict[str, Any], Any]):
 
     def __init__(self, rows: int = 3, cols: int = 3, cell_px: int = 32, render_mode: str | None = None) -> None:
         if not (1 <= rows <= 3 and 1 <= cols <= 3 and rows * cols >= 2):
-            raise ValueError(f"rows and cols must be 1-3 with at least 2 cells, got {rows}x{cols}")
+            raise GridConfigError(f"rows and cols must be 1-3 with at least 2 cells, got {rows}x{cols}")
         if cell_px < 4:
-            raise ValueError(f"cell_px must be >= 4 pixels, got {cell_px}")
+            raise GridConfigError(f"cell_px must be >= 4 pixels, got {cell_px}")
         self.rows, self.cols, self.cell_px = rows, cols, cell_px
         check_render_mode(type(self), render_mode)
         self.render_mode = render_mode

@@ -26,7 +26,7 @@ from gui_envs.grid.maze_gen import (
 from gui_envs.grid.parsing import parse_maze_answer, path_to_text
 from gui_envs.grid.render import MAZE_PALETTE, grid_to_rgb, text_space
 from gui_envs.grid.solution_checks import Verdict, verify_maze_path
-from gui_envs.schema.errors import ResetNeededError, safe_repr
+from gui_envs.schema.errors import ResetNeededError, did_you_mean, safe_repr
 from gui_envs.schema.lifecycle import GuardedClose, guarded_reset, guarded_step
 
 MazeObs = dict[str, Any] | NDArray[np.uint8]
@@ -120,7 +120,8 @@ class MazeEnv(GuardedClose, gym.Env[MazeObs, MazeAction]):
         if not isinstance(size, int | np.integer) or not MIN_SIZE <= size <= MAX_SIZE:
             raise GridConfigError(f"size={size!r} must be an int in {MIN_SIZE}..{MAX_SIZE} (cells per side)")
         if mode not in ("answer", "navigate"):
-            raise GridConfigError(f"mode={mode!r} is unknown; use 'answer' or 'navigate'")
+            hint = did_you_mean(mode, ("answer", "navigate"))
+            raise GridConfigError(f"mode={mode!r} is unknown; use 'answer' or 'navigate'.{hint}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise GridConfigError(
                 f"render_mode={render_mode!r} is unknown; use one of {self.metadata['render_modes']}"

@@ -274,8 +274,10 @@ def write_fixture(name: str, root: str | Path) -> Path:
 
     if name not in _WRITERS:
         from gui_envs.offline.records import OfflineDatasetError
+        from gui_envs.schema.errors import did_you_mean
 
-        raise OfflineDatasetError(f"no dataset named {name!r}; known: {', '.join(sorted(_WRITERS))}")
+        hint = did_you_mean(str(name).lower(), _WRITERS)  # `dataset=ScreenSpot`, as the paper spells it
+        raise OfflineDatasetError(f"no dataset named {name!r}; known: {', '.join(sorted(_WRITERS))}.{hint}")
     folder = Path(root) / name
     marker = folder / f".complete-v{FIXTURE_VERSION}"
     if not marker.exists():

@@ -38,6 +38,7 @@ from gui_envs.offline.records import (
     numbers,
 )
 from gui_envs.schema.actions import Action
+from gui_envs.schema.errors import did_you_mean
 
 __all__ = ["ON_ERROR", "READERS", "OfflineDatasetError", "OfflineEpisode", "OfflineStep", "read_dataset"]
 
@@ -173,7 +174,10 @@ def read_dataset(name: str, root: str | Path, on_error: str = "raise") -> Offlin
         The episodes (a list), with ``.report`` (:class:`~gui_envs.offline.records.ReadReport`).
     """
     if name not in READERS:
-        raise OfflineDatasetError(f"unknown offline dataset {name!r}; known: {', '.join(sorted(READERS))}")
+        hint = did_you_mean(str(name).lower(), READERS)
+        raise OfflineDatasetError(
+            f"unknown offline dataset {name!r}; known: {', '.join(sorted(READERS))}.{hint}"
+        )
     root = Path(root)
     if not root.is_dir():
         raise OfflineDatasetError(f"{root} is not a folder; download the data (see gui_envs.offline.readers)")

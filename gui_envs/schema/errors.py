@@ -8,7 +8,9 @@ action is never an exception: it is a no-op with ``info["action_error"]``, a mes
 
 from __future__ import annotations
 
+import difflib
 import reprlib
+from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -97,4 +99,24 @@ def cap_message(text: str, limit: int = MAX_ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-__all__ = ["MAX_ERROR_CHARS", "EnvClosedError", "EnvCrashedError", "ResetNeededError", "UnknownTaskError", "cap_message", "safe_repr"]
+def did_you_mean(name: object, known: Iterable[str], n: int = 2, cutoff: float = 0.6) -> str:
+    """`` Did you mean 'a' or 'b'?`` naming the entries of ``known`` closest to ``name``, or ``""`` when none is close:
+    the hint an "unknown name" message ends with, so that a typo's fix is in the one line that reports it.
+
+    >>> did_you_mean("sls", ["ssl", "binary"]), did_you_mean("xyz", ["ssl"])
+    (" Did you mean 'ssl'?", '')
+    """
+    close = difflib.get_close_matches(str(name), list(known), n=n, cutoff=cutoff)
+    return f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+
+
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "EnvClosedError",
+    "EnvCrashedError",
+    "ResetNeededError",
+    "UnknownTaskError",
+    "cap_message",
+    "did_you_mean",
+    "safe_repr",
+]

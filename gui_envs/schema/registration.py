@@ -6,6 +6,7 @@ an environment that needs them is made.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import gymnasium as gym
@@ -36,3 +37,22 @@ def register_env(env_id: str, entry_point: str, description: str, **kwargs: Any)
 def guigym_env_ids() -> list[str]:
     """The ids registered by guigym, sorted."""
     return sorted(ENV_DESCRIPTIONS)
+
+
+class UnknownEnvIdError(ValueError):
+    """An env id neither guigym nor gymnasium registers; the message names the closest guigym ids."""
+
+
+def check_env_id(env_id: str) -> str:
+    """``env_id`` when guigym or gymnasium registers it (call after ``import gui_envs``, which fills the list).
+
+    Raises:
+        UnknownEnvIdError: naming up to three close guigym ids (``guigym run``, a trainer config's ``env_id``), so
+            that a typo is one line instead of gymnasium's ``NameNotFound`` traceback.
+    """
+    known = guigym_env_ids()
+    if env_id in known or env_id in gym.registry:
+        return env_id
+    close = difflib.get_close_matches(env_id, known, n=3, cutoff=0.4)
+    hint = f" Did you mean {', '.join(close)}?" if close else " Run `guigym envs` to list them."
+    raise UnknownEnvIdError(f"unknown environment id {env_id!r}.{hint}")

@@ -43,6 +43,7 @@ from agents.noisy_oracle import NoisyOracleAgent
 from agents.oracle import OracleAgent
 from gui_envs.schema.atomic_folder import clean_stale_temporaries, install_folder, temp_name
 from gui_envs.schema.trajectory import Trajectory, save_trajectories
+from gui_envs.tasks.base import check_task
 from gui_envs.verifiers.graph import StrategyGraph
 from trainers.core.abstraction import (
     LLM,
@@ -164,15 +165,29 @@ def template_names(config: CoreConfig) -> dict[str, list[str]]:
     for item in config.templates:
         env_id, _, template = item.partition(":")
         names.setdefault(env_id, []).append(template)
+    for env_id, templates in names.items():
+        # A mistyped template is refused here, before the split (UnknownTaskError, with close names); it used to
+        # fail at the first demonstration's reset, after the run had begun to print and write.
+        pool = dict.fromkeys(_task_names(env_id, config.env_kwargs))
+        for template in templates if pool else ():
+            check_task(template, pool, env_id)
     # "Every template of the env" means every one not held out: ``templates: []`` beside a config's named
     # ``test_templates`` trains on the rest instead of refusing the split as overlapping.
     held_out = set(config.test_templates)
     for env_id in config.envs:
         if env_id not in names:
-            env = gym.make(env_id, **config.env_kwargs)
-            names[env_id] = [t for t in env.unwrapped.task_names if f"{env_id}:{t}" not in held_out]
-            env.close()
+            templates = _task_names(env_id, config.env_kwargs)
+            names[env_id] = [t for t in templates if f"{env_id}:{t}" not in held_out]
     return names
+
+
+def _task_names(env_id: str, env_kwargs: dict[str, Any]) -> list[str]:
+    """The task templates of ``env_id``'s pool (none for an env without templates), read without a reset."""
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        return list(getattr(env.unwrapped, "task_names", None) or [])
+    finally:
+        env.close()
 
 
 class _Envs:

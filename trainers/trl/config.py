@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gui_envs.schema.actions import ACTION_TYPES
+from gui_envs.schema.errors import did_you_mean
 from trainers.config_io import ConfigError
 
 #: Reward function names (:mod:`trainers.trl.rewards`).
@@ -84,17 +85,23 @@ class GuiGymTRLConfig:
 
     def __post_init__(self) -> None:
         if self.action_mode not in ACTION_MODES:
-            raise TRLConfigError(f"action_mode={self.action_mode!r}; use one of {ACTION_MODES}")
+            hint = did_you_mean(self.action_mode, ACTION_MODES)
+            raise TRLConfigError(f"action_mode={self.action_mode!r}; use one of {ACTION_MODES}.{hint}")
         if self.output_format not in OUTPUT_FORMATS:
-            raise TRLConfigError(f"output_format={self.output_format!r}; use one of {OUTPUT_FORMATS}")
+            hint = did_you_mean(self.output_format, OUTPUT_FORMATS)
+            raise TRLConfigError(f"output_format={self.output_format!r}; use one of {OUTPUT_FORMATS}.{hint}")
         bad = [t for t in self.tools if t not in ACTION_TYPES]
         if bad:
-            raise TRLConfigError(f"tools {bad} are not action types; choose from {list(ACTION_TYPES)}")
+            hint = did_you_mean(bad[0], ACTION_TYPES)
+            raise TRLConfigError(f"tools {bad} are not action types; choose from {list(ACTION_TYPES)}.{hint}")
         if self.action_mode == "tools" and not self.tools:
             raise TRLConfigError("action_mode='tools' needs at least one tool (tools: [click, stop], ...)")
         bad = [r for r in self.rewards if r not in TRL_REWARDS]
         if bad or not self.rewards:
-            raise TRLConfigError(f"rewards {self.rewards} must be a non-empty list of {list(TRL_REWARDS)}")
+            hint = did_you_mean(bad[0], TRL_REWARDS) if bad else ""
+            raise TRLConfigError(
+                f"rewards {self.rewards} must be a non-empty list of {list(TRL_REWARDS)}.{hint}"
+            )
         if "graph" in self.rewards and self.graphs is None:
             raise TRLConfigError("reward 'graph' needs graphs: a strategy-graph JSON file or {task: file}")
         if self.reward_weights is not None and len(self.reward_weights) != len(self.rewards):

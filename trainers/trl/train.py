@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
-from trainers.config_io import ConfigError, coerce_floats, parse_overrides, read_yaml_mapping
+from gui_envs.schema.errors import did_you_mean
+from trainers.config_io import (
+    ConfigError,
+    check_output_dir,
+    check_value_types,
+    coerce_floats,
+    parse_overrides,
+    read_yaml_mapping,
+)
 from trainers.trl.config import GuiGymTRLConfig
 from trainers.trl.data import build_dataset
 from trainers.trl.env import EnvironmentFactory, make_environment_factory
@@ -30,6 +37,10 @@ def build_trainer(
 ) -> Any:
     """TRL's ``GRPOTrainer`` (or :class:`trainers.trl.sca.SCAGRPOTrainer` for ``estimator: sca``) on
     ``guigym``'s env, rewards and seeds; ``args`` is a ``trl.GRPOConfig``."""
+    if isinstance(model, str):
+        from agents.hub import check_saved_model
+
+        check_saved_model(model)  # a folder without config.json: one line, before TRL's slow import
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in TRL 1.x
     from trl import GRPOTrainer
 
@@ -114,9 +125,11 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
     ``model`` is checked with :func:`agents.hub.resolve_model` before anything else loads (TRL included).
 
     Raises:
-        trainers.config_io.ConfigError: a missing file, an unknown key or field, or an override without its section,
-            each with the closest names; a field value TRL or guigym refuses. A model that cannot load raises
-            :class:`agents.hub.ModelPathError` or :class:`agents.hub.HubUnavailableError`.
+        trainers.config_io.ConfigError: a missing file (or a folder), an unknown key or field, or an override
+            without its section, each with the closest names; a value of the wrong type for its field (which
+            ``parse_dict`` lets through), a value TRL or guigym refuses, an unknown ``guigym.env_id``, a
+            ``trl.output_dir`` that is a file. A model that cannot load raises :class:`agents.hub.ModelPathError`
+            (a missing path, or a file) or :class:`agents.hub.HubUnavailableError`.
     """
     from agents.hub import resolve_model
 
@@ -147,17 +160,27 @@ def load_run(path: str | Path, overrides: list[str] | None = None) -> tuple[str,
         bad = [k for k in sections[name] if k not in fields]
         if bad:
             raise ConfigError(_unknown(f"{cls.__name__} has no field {bad[0]!r} ({name}.{bad[0]})", bad[0], fields))
+    trl_values = coerce_floats(GRPOConfig, sections["trl"])
+    # parse_dict and the dataclasses take any value: `trl.learning_rate=fast` would fail in the first optimiser step.
+    check_value_types(GuiGymTRLConfig, sections["guigym"])
+    check_value_types(GRPOConfig, trl_values)
     try:
         guigym = GuiGymTRLConfig(**sections["guigym"])
-        (args,) = TrlParser([GRPOConfig]).parse_dict(coerce_floats(GRPOConfig, sections["trl"]))
+        (args,) = TrlParser([GRPOConfig]).parse_dict(trl_values)
     except (TypeError, ValueError) as exc:
         raise ConfigError(" ".join(str(exc).split())) from None  # TRL's own message, on one line
+    import gui_envs
+
+    try:  # a typo in guigym.env_id, before TRL builds the trainer and gymnasium raises NameNotFound
+        gui_envs.check_env_id(guigym.env_id)
+    except gui_envs.UnknownEnvIdError as exc:
+        raise ConfigError(f"guigym.env_id: {exc}") from None
+    check_output_dir(args.output_dir, "trl.output_dir")
     return model, guigym, args
 
 
 def _unknown(what: str, name: str, known: Any) -> str:
-    close = difflib.get_close_matches(name, list(known), n=2)
-    return f"{what}." + (f" Did you mean {' or '.join(map(repr, close))}?" if close else "")
+    return f"{what}.{did_you_mean(name, known)}"
 
 
 def _no_section_message(key: str) -> str:
@@ -171,9 +194,7 @@ def _no_section_message(key: str) -> str:
         return f"--set {key}=... needs its section: did you mean --set {hint}=...?"
     every = [*RUN_KEYS, *(f"guigym.{f.name}" for f in dataclasses.fields(GuiGymTRLConfig)),
              *(f"trl.{f.name}" for f in dataclasses.fields(GRPOConfig))]  # fmt: skip
-    close = difflib.get_close_matches(key, every, n=2) or difflib.get_close_matches(
-        key, [k.partition(".")[2] or k for k in every], n=2)
-    hint = f" Did you mean {' or '.join(map(repr, close))}?" if close else ""
+    hint = did_you_mean(key, every) or did_you_mean(key, [k.partition(".")[2] or k for k in every])
     return f"--set {key}=...: no run-file key {key!r}; keys are model, guigym.FIELD and trl.FIELD.{hint}"
 
 
@@ -190,16 +211,40 @@ def run(config: str | Path, overrides: list[str] | None = None) -> Any:
     return trainer
 
 
+#: The options of ``python -m trainers.trl``, for the closest one to a mistyped option.
+OPTIONS: tuple[str, ...] = ("--config", "-c", "--set", "--help", "-h")
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse with its usage errors on one ``error:`` line (the usage in brackets), as the run's own errors are
+    printed, instead of a usage line and an error line."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = self.format_usage().strip().removeprefix("usage: ")
+        self.exit(2, f"error: {message} (usage: {usage})\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m trainers.trl --config FILE [--set KEY=VALUE ...]``: :func:`run`, with a user error as one line
     on stderr (exit status 2) instead of a traceback, as ``guigym train trl`` prints it."""
     from agents.hub import HubUnavailableError, ModelPathError
 
-    parser = argparse.ArgumentParser(prog="python -m trainers.trl", description="GRPO on a guigym env with TRL's GRPOTrainer")
-    parser.add_argument("--config", "-c", required=True, help="a run file (configs/trl/*.yaml)")
+    parser = _OneLineParser(
+        prog="python -m trainers.trl", description="GRPO on a guigym env with TRL's GRPOTrainer"
+    )
+    # --config is checked below rather than by argparse, so that a mistyped `--confg` is named with its fix.
+    parser.add_argument("--config", "-c", help="a run file (configs/trl/*.yaml); required")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a run-file key, e.g. trl.max_steps=3 or guigym.estimator=sca (repeatable)")  # fmt: skip
-    ns = parser.parse_args(argv)
+    ns, extra = parser.parse_known_args(argv)
+    if extra:
+        name = extra[0].partition("=")[0]
+        hint = did_you_mean(name, OPTIONS) or (
+            " Run-file fields go through --set, e.g. --set trl.max_steps=3." if name.startswith("--") else ""
+        )
+        parser.error(f"unrecognized argument {extra[0]!r}.{hint}")
+    if ns.config is None:
+        parser.error("--config FILE is required (a run file, e.g. configs/trl/grpo_tiny_clickgrid_cpu.yaml)")
     try:
         run(ns.config, ns.overrides)
     except (ConfigError, ModelPathError, HubUnavailableError) as exc:
