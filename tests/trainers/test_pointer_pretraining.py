@@ -32,6 +32,26 @@ def test_a_synthetic_page_names_one_line_and_the_answer_is_that_lines_letter():
         assert [line[0] for line in lines] == [chr(ord("A") + i) for i in range(len(lines))]
 
 
+def test_bare_fields_and_odd_words_appear_but_the_named_line_always_has_text():
+    rng = random.Random(5)
+    config = PointerPretrainingConfig()
+    bare = odd = punct = 0
+    for _ in range(300):
+        prompt, answer = synthetic_page(rng, config)
+        lines = prompt.splitlines()[1:]
+        bare += sum(line[2:] == "field" for line in lines)
+        odd += any(re.search(r"[A-Za-z]*\d", line[2:]) for line in lines)
+        punct += any(line[-1] in ":,." for line in lines)
+        (marked,) = [line for line in lines if line[1] == "*"]
+        assert marked[2:] != "field" and len(marked.split(" ", 2)) == 3  # letter+mark, kind, text
+    assert bare > 100 and odd > 30 and punct > 100
+    plain = PointerPretrainingConfig(blank_fields=0.0, odd_words=0.0, punctuation=0.0)
+    for _ in range(100):
+        prompt, _ = synthetic_page(rng, plain)
+        assert all(len(line.split(" ", 2)) == 3 and line[-1] not in ":,." for line in prompt.splitlines()[1:])
+        assert not re.search(r"\d", prompt)
+
+
 def test_shuffled_letters_follow_the_format():
     prompt, answer = synthetic_page(random.Random(0), PointerPretrainingConfig(shuffle_letters=True))
     marked = next(line for line in prompt.splitlines()[1:] if line[1] == "*")
