@@ -94,7 +94,7 @@ def test_maze_navigate_learns_with_the_policy_the_readme_names() -> None:
         assert not _greedy_episode(model, evaluation)[0]  # untrained: walks into a wall until truncated
         evaluation.reset(seed=0)
         shortest = privileged_of(evaluation)["distance_to_goal"]
-        model.learn(total_timesteps=25_000)
+        model.learn(total_timesteps=15_000)  # 12,500-25,000 all reach it on seed 0; 10,000 does not
         assert _greedy_episode(model, evaluation) == (True, shortest)
     finally:
         env.close()
