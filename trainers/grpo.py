@@ -25,7 +25,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,11 +57,16 @@ from trainers.policy_setup import apply_lora, resolve_output_format
 from trainers.rollout import GroupWorkers, RolloutConfig, collect_groups, group_plans, make_workers
 from trainers.run_log import RunLog, plot_curve, require_reporters
 from trainers.sampler_stats import logprob_mismatch, padded_logprobs
+from trainers.sft import SFTSample, sft_backward
 from trainers.swap_test import SWAP_KEYS, swap_test
 
 logger = logging.getLogger(__name__)
 
 # ----- the loss (seed 000 App. B.5) ----------------------------------------------------------------------
+
+
+#: ``(count, generator) -> count`` fresh SFT samples for the auxiliary term (``GRPOConfig.sft_mix_coef``).
+SFTMix = Callable[[int, Any], list[SFTSample]]
 
 
 def k3_kl(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
@@ -343,11 +348,17 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def train(config: GRPOConfig) -> dict[str, Any]:
+def train(config: GRPOConfig, sft_mix: SFTMix | None = None) -> dict[str, Any]:
     """Run GRPO as configured; returns ``{"history": [per-step records], "eval": [held-out records], "model": the
     trained model}``. With ``eval_seeds`` the held-out records (``step``, ``eval_greedy_success``,
     ``eval_sampled_success``) come before the first step, every ``eval_every`` steps and after the last; those
-    after a step are also merged into its history record and log line."""
+    after a step are also merged into its history record and log line.
+
+    ``sft_mix(count, generator)``: ``count`` fresh :class:`trainers.sft.SFTSample` (prompts through the generator's
+    chat template) for the auxiliary SFT term; required when ``config.sft_mix_coef > 0``, unused otherwise."""
+    if config.sft_mix_coef > 0 and sft_mix is None:
+        raise ValueError("sft_mix_coef > 0 needs train(config, sft_mix=...): a function (count, generator) -> "
+                         "SFT samples for the auxiliary term (e.g. trainers.pointer_pretraining.pointer_mix)")  # fmt: skip
     from accelerate.utils import gather_object
 
     require_reporters(config.report_to)  # a missing tensorboard / wandb stops the run before the model loads
@@ -467,7 +478,8 @@ def train(config: GRPOConfig) -> dict[str, Any]:
         measure = bool(config.grad_variance_every) and (step + 1) % config.grad_variance_every == 0
         if config.decoder == "vllm":
             gen.sleep()  # with vllm_kwargs enable_sleep_mode: the engine's memory goes to the update
-        stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered, measure)
+        stats = update(config, acc, model, gen, ref_model, optimizer, samples, untempered, measure,
+                       sft_mix if config.sft_mix_coef > 0 else None)  # fmt: skip
         scheduler.step()
         if config.decoder == "vllm":
             gen.sync_weights(gen.model)  # the next rollouts (and held-out evaluation) sample the updated weights
@@ -581,9 +593,12 @@ def update(
     samples: list[Sample],
     untempered: bool,
     measure_variance: bool = False,
+    sft_mix: SFTMix | None = None,
 ) -> dict[str, float]:
     """``epochs`` passes of ``mini_batches`` AdamW updates over ``samples``; returns mean statistics, and with
-    ``measure_variance`` the policy-gradient variance of the samples' groups before the first update."""
+    ``measure_variance`` the policy-gradient variance of the samples' groups before the first update. With
+    ``sft_mix`` each update's gradient also holds ``config.sft_mix_coef`` times the answer NLL of
+    ``config.sft_mix_batch`` fresh samples from it (``sft_mix_loss`` in the statistics, unscaled)."""
     if not samples:
         return {"loss": 0.0, "clip_frac": 0.0, "kl": 0.0, "ratio_mean": 1.0, "entropy": float("nan")}
     images = [[s.image] for s in samples] if samples[0].image is not None and gen.supports_images else None
@@ -659,6 +674,13 @@ def update(
             optimizer.zero_grad(set_to_none=True)
             st_sum: dict[str, float] = {}
             loss_sum, ent_sum = 0.0, 0.0
+            if sft_mix is not None:  # PPO-ptx's term (Ouyang et al. 2022, eq. 2); DDP syncs at the last backward below
+                mix = sft_mix(config.sft_mix_batch, gen)
+                eos = gen.tokenizer.eos_token_id
+                answers = [gen.tokenizer(m.answer, add_special_tokens=False)["input_ids"] + [eos] for m in mix]
+                with acc.no_sync(model):
+                    mixed = sft_backward(model, gen, [m.prompt for m in mix], answers, scale=config.sft_mix_coef)
+                st_sum["sft_mix_loss"] = mixed["loss"]
             for j, mrows in enumerate(parts):
                 mb = rows_of(mrows)
                 t = mb.completion_ids.shape[1]

@@ -91,6 +91,14 @@ class GRPOConfig(
     """Upper clip range: ``1 + eps_high`` (DAPO's clip-higher)."""
     beta: float = 0.0
     """k3 KL coefficient; the reference model is loaded only when ``beta > 0``."""
+    sft_mix_coef: float = 0.0
+    """Weight of an auxiliary SFT term in every mini-batch update (InstructGPT's PPO-ptx, Ouyang et al. 2022,
+    eq. 2: ``+ gamma * E[log pi(x)]`` on pretraining data): the answer-token NLL of ``sft_mix_batch`` samples that
+    ``train(config, sft_mix=...)`` draws fresh for each update. It keeps a skill the rewards rarely exercise (the
+    ``act`` format's pointing, from ``trainers.pointer_pretraining``) from eroding under noisy policy gradients.
+    0 (default): off, and ``sft_mix`` is not called."""
+    sft_mix_batch: int = 16
+    """Samples of the auxiliary SFT term per mini-batch update (with ``sft_mix_coef > 0``)."""
     loss_agg: str = "token-mean"
     """``token-mean``, ``seq-mean-token-mean`` or ``seq-mean-token-sum-norm``."""
     prompt_sharing: str = "encode"
@@ -169,6 +177,9 @@ class GRPOConfig(
         need(0 <= self.eps_low < 1, f"eps_low must be in [0, 1) (default 0.2), got {self.eps_low}")
         need(self.eps_high >= 0, f"eps_high must be >= 0 (default 0.28), got {self.eps_high}")
         need(self.beta >= 0, f"beta must be >= 0 (0 turns the KL term and the reference off), got {self.beta}")
+        need(self.sft_mix_coef >= 0, f"sft_mix_coef must be >= 0 (0: no auxiliary SFT term), got {self.sft_mix_coef}")
+        need(isinstance(self.sft_mix_batch, int) and self.sft_mix_batch >= 1,
+             f"sft_mix_batch must be an integer >= 1, got {self.sft_mix_batch!r}")  # fmt: skip
         need(self.loss_agg in LOSS_AGGREGATIONS, f"loss_agg={self.loss_agg!r}: use one of {LOSS_AGGREGATIONS}")
         need(isinstance(self.grad_variance_every, int) and self.grad_variance_every >= 0,
              f"grad_variance_every must be an int >= 0 (0: never), got {self.grad_variance_every!r}")  # fmt: skip

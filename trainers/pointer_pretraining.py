@@ -141,9 +141,24 @@ def pointer_samples(count: int, generator: Any, config: PointerPretrainingConfig
     10 demonstrations per task alone at lr 1e-3 took the pre-trained model's held-out click-button from 1.00 to
     0.07 in 200 steps (the demonstrations' letters follow the page order, and the model falls back on it).
     """
+    return _samples(random.Random(config.seed + 1), count, generator, config)  # not the pre-training run's pages
+
+
+def pointer_mix(config: PointerPretrainingConfig) -> Any:
+    """GRPO's auxiliary SFT source (``GRPOConfig.sft_mix_coef``, PPO-ptx): a ``(count, generator) -> samples``
+    that draws fresh synthetic pages on every call (its own stream: neither the pre-training run's pages nor the
+    SFT mix's)."""
+    rng = random.Random(config.seed + 2)
+
+    def draw(count: int, generator: Any) -> list[Any]:
+        return _samples(rng, count, generator, config)
+
+    return draw
+
+
+def _samples(rng: random.Random, count: int, generator: Any, config: PointerPretrainingConfig) -> list[Any]:
     from trainers.sft import SFTSample
 
-    rng = random.Random(config.seed + 1)  # not the pages of the pre-training run itself
     out = []
     for _ in range(count):
         prompt, answer = synthetic_page(rng, config)
@@ -209,6 +224,7 @@ def pretrain_pointing(
 __all__ = [
     "KINDS",
     "PointerPretrainingConfig",
+    "pointer_mix",
     "pointer_samples",
     "pretrain_pointing",
     "synthetic_page",

@@ -191,10 +191,11 @@ def sft_backward(
     images: list[list[Any]] | None = None,
     micro_batch_tokens: int = 0,
     logprob_chunk_size: int = 0,
+    scale: float = 1.0,
 ) -> dict[str, float]:
-    """Back-propagate one step's token-mean NLL over the answer tokens (the module docstring's ``L``) into the
-    parameters' ``.grad`` (added to what is there), micro-batch by micro-batch; returns ``loss`` and ``token_acc``
-    (share of answer tokens given probability > 0.5).
+    """Back-propagate one step's token-mean NLL over the answer tokens (the module docstring's ``L``), times
+    ``scale``, into the parameters' ``.grad`` (added to what is there), micro-batch by micro-batch; returns ``loss``
+    (unscaled) and ``token_acc`` (share of answer tokens given probability > 0.5).
 
     With ``micro_batch_tokens`` > 0 the rows are cut by :func:`trainers.logprobs.split_by_tokens` (each encoded on
     its own) and each micro-batch's summed log-likelihood is divided by the whole batch's answer token count
@@ -215,7 +216,7 @@ def sft_backward(
         logp, _ = completion_logprobs(model, batch, chunk_size=logprob_chunk_size)  # (b, T)
         mask = batch.completion_mask.float()
         loss = -(logp * mask).sum() / n_tok  # this micro-batch's share of the token mean
-        loss.backward()
+        (loss * scale).backward()
         loss_sum += float(loss.detach())
         with torch.no_grad():
             correct += float(((logp.exp() > 0.5).float() * mask).sum())
