@@ -332,9 +332,25 @@ def run_seed(seed: int, settings: Settings, demo_dirs: dict[int, Path], results:
         arms["init"] = init
     for name, model in arms.items():
         tasks = [t for t in settings.tasks if t in SINGLE_STEP_TASKS] if name == "sft+trl" else None
+        stored = root / f"eval_{name.replace('@', '').replace('+', '_')}.json"
+        key = evaluation_key(model, settings, tasks)
+        if stored.exists() and json.loads(stored.read_text()).get("key") == key:
+            results["arms"][name][seed] = json.loads(stored.read_text())["rows"]  # a resumed run: same model, seeds
+            continue
         results["arms"][name][seed] = _timed(
             results, f"eval {name}", seed, evaluate_policy, model, settings, tasks
         )
+        stored.write_text(json.dumps({"key": key, "rows": results["arms"][name][seed]}, default=float))
+
+
+def evaluation_key(model: Path, settings: Settings, tasks: Sequence[str] | None) -> dict[str, Any]:
+    """What a stored held-out evaluation is valid for: the checkpoint's weights file (size and time) and the
+    evaluation's seeds, tasks and episode settings."""
+    weights = model / "model.safetensors"
+    stat = weights.stat() if weights.exists() else None
+    return {"weights": [stat.st_size, stat.st_mtime_ns] if stat else None, "tasks": list(tasks or settings.tasks),
+            "suite": list(settings.tasks), "eval_per_task": settings.eval_per_task, "env": ENV_KWARGS,
+            "num_envs": settings.num_envs}  # fmt: skip
 
 
 def tables(results: dict[str, Any], settings: Settings) -> str:
