@@ -19,7 +19,7 @@ def test_quick_run_reports_held_out_success_and_the_swap_test(tmp_path):
     assert set(arms) == {"sft@10", "sft+grpo"}
     for arm, by_seed in arms.items():
         for task, row in by_seed["0"].items():
-            assert row["episodes"] == 30, (arm, task)
+            assert row["episodes"] == 20, (arm, task)
             assert 0.0 < row["swap_chance"] < 1.0 and row["swap_episodes"] > 0
             assert 0.0 <= row["greedy"] <= 1.0 and 0.0 <= row["swap_rate"] <= 1.0
         # click-button is the task where only the instruction tells the buttons apart: the answer must follow it
