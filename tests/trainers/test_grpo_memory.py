@@ -34,8 +34,9 @@ def grpo_samples(gen: Any) -> list[Sample]:
     return out
 
 
-class _GradSpy:
-    """Stands in for the optimiser: records the gradients ``update`` accumulated when it would step."""
+class GradSpy:
+    """Stands in for the optimiser: records the gradients ``update`` accumulated when it would step (zeros for a
+    parameter no loss reached)."""
 
     def __init__(self, model: Any) -> None:
         self.model, self.grads = model, []
@@ -44,7 +45,7 @@ class _GradSpy:
         self.model.zero_grad(set_to_none=set_to_none)
 
     def step(self) -> None:
-        self.grads.append([p.grad.clone() for p in self.model.parameters()])
+        self.grads.append([p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in self.model.parameters()])
 
 
 @pytest.mark.parametrize("loss_agg", LOSS_AGGREGATIONS)
@@ -55,7 +56,7 @@ def test_micro_batches_accumulate_the_one_pass_gradient(gen: Any, tiny_lm_path: 
         config = GRPOConfig(model=str(tiny_lm_path), device="cpu", loss_agg=loss_agg, beta=0.1, max_grad_norm=0.0,
                             micro_batch_tokens=micro_batch_tokens, logprob_chunk_size=chunk, temperature=0.9,
                             max_new_tokens=8)  # fmt: skip
-        spy = _GradSpy(gen.model)
+        spy = GradSpy(gen.model)
         torch.manual_seed(0)
         stats = update(
             config, _accelerator(config), gen.model, gen, gen.model, spy, samples, untempered=False

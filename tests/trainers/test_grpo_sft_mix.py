@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 
+from tests.trainers.test_grpo_memory import GradSpy
 from trainers.grpo import Sample, _accelerator, train, update
 from trainers.grpo_config import GRPOConfig
 from trainers.sft import SFTSample, sft_backward
@@ -20,19 +21,6 @@ def gen(tiny_lm_path: Path) -> Any:
     from agents.hf_agent import HFGenerator
 
     return HFGenerator(str(tiny_lm_path), device="cpu")
-
-
-class _GradSpy:
-    """Stands in for the optimiser: records the gradients ``update`` accumulated when it would step."""
-
-    def __init__(self, model: Any) -> None:
-        self.model, self.grads = model, []
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        self.model.zero_grad(set_to_none=set_to_none)
-
-    def step(self) -> None:
-        self.grads.append([p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in self.model.parameters()])
 
 
 def _mix(gen: Any) -> list[SFTSample]:
@@ -52,7 +40,7 @@ def test_the_update_adds_coef_times_the_sft_gradient(gen: Any, tiny_lm_path: Pat
     def grads(coef: float, mix: Any) -> list[torch.Tensor]:
         config = GRPOConfig(model=str(tiny_lm_path), device="cpu", max_grad_norm=0.0, max_new_tokens=8,
                             sft_mix_coef=coef, sft_mix_batch=3)  # fmt: skip
-        spy = _GradSpy(gen.model)
+        spy = GradSpy(gen.model)
         update(config, _accelerator(config), gen.model, gen, None, spy, samples, untempered=False, sft_mix=mix)
         assert len(spy.grads) == 1
         return spy.grads[0]
