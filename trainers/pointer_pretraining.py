@@ -10,8 +10,9 @@ lines (``docs/learning_benchmarks.md``).
 This stage is the stand-in for pretraining. Its pages are synthetic and hold nothing of MiniWoB++: random
 lower-case "words" (now and then mixed-case with digits, or ending in punctuation), a random element kind per line
 (button, link, tab, field, checkbox, text, label; some fields bare, without text), 2-14 lines, and an instruction
-that is one line's text in double quotes amid random words. The line whose text the instruction quotes carries the ``act`` format's ``*`` mark (the format computes it the same way on real pages), and the answer
-is ``click X`` for that line's letter::
+that is one line's text in double quotes amid random words. The line whose text the instruction quotes carries the
+``act`` format's ``*`` mark (the format computes it the same way on real pages), and the answer is ``click X`` for
+that line's letter::
 
     qzv "ejeydt" lo
     A text iq mzjpl
