@@ -6,8 +6,10 @@ Agent mistakes never raise: :func:`execute` returns an error string (``None`` on
 Semantics, all coordinates in screenshot pixels:
 
 * pointer actions (``click``, ``double_click``, ``right_click``, ``hover``, ``long_press``) hit ``point``, or
-  the centre of ``element_id``'s bbox in the observation the agent saw; points outside the viewport are
-  rejected;
+  ``element_id``'s bbox in the observation the agent saw (clipped to the viewport): its centre, or where another
+  element covers the centre, the visible point of the bbox nearest to it, as a user clicks the part of a button
+  that shows (:data:`VISIBLE_POINT_JS`; a fully covered element is hit at its centre); points outside the
+  viewport are rejected;
 * ``type`` with a target clicks it and replaces its content (a ``<select>`` chooses the option whose text or
   value matches); without a target it types into the focused element. Up to :data:`KEYED_CHARS` characters
   are typed key by key; longer text is inserted as an IME would (one ``input`` event, bounded time: 8 KB takes
@@ -70,6 +72,27 @@ _KEYS = {
     "cmd": "Meta",
 }
 
+#: Where to hit element ``id`` inside its clipped bbox ``[x0, y0, x1, y1]``: the centre when the element (or a
+#: label of it) is on top there, else the nearest of a 12 x 12 grid of points where it is; ``null`` when it is
+#: covered everywhere or gone. MiniWoB's click-test-2 draws its two buttons where they may overlap: at the
+#: centre of ONE, TWO took the click that the agent meant for ONE.
+VISIBLE_POINT_JS = r"""
+([id, x0, y0, x1, y1]) => {
+  const el = document.querySelector('[data-guigym-id="' + CSS.escape(id) + '"]');
+  if (!el) return null;
+  const mine = (x, y) => { const h = document.elementFromPoint(x, y);
+    return !!h && (el.contains(h) || h.control === el || el.control === h); };
+  const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+  if (mine(cx, cy)) return [cx, cy];
+  const n = 12, points = [];
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++)
+    points.push([x0 + (x1 - x0) * (i + 0.5) / n, y0 + (y1 - y0) * (j + 0.5) / n]);
+  points.sort((a, b) => Math.hypot(a[0] - cx, a[1] - cy) - Math.hypot(b[0] - cx, b[1] - cy));
+  for (const [x, y] of points) if (mine(x, y)) return [x, y];
+  return null;
+}
+"""
+
 # Marks a document that is about to be replaced, so the env knows to wait for the next load.
 # It also keeps the browser's own timer and frame functions as ``__guigymSetTimeout`` / ``__guigymFrame``: it runs
 # before any page script, and before a virtual clock (Playwright's ``page.clock``) replaces them, so guigym's
@@ -130,8 +153,10 @@ def execute(
         el = view.by_id(action.element_id)
         if el is None or not el["visible"]:
             return f"no element with id {action.element_id!r} in the current observation"
-        x0, y0, x1, y1 = el["bbox"]
-        point = ((max(x0, 0) + min(x1, width)) / 2, (max(y0, 0) + min(y1, height)) / 2)
+        box = [max(el["bbox"][0], 0), max(el["bbox"][1], 0), min(el["bbox"][2], width), min(el["bbox"][3], height)]
+        point = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        if action.type != "scroll":  # the wheel scrolls what is under it, whichever element that is
+            point = tuple(page.evaluate(VISIBLE_POINT_JS, [action.element_id, *box]) or point)
     elif action.point is not None:
         point = action.point
     if point is not None and not (0 <= point[0] < width and 0 <= point[1] < height):

@@ -54,6 +54,23 @@ def test_click_test_and_enter_text() -> None:
         assert terminated and reward == -1.0 and not info["success"]  # MiniWoB's own verdict
 
 
+def test_an_element_covered_at_its_centre_is_clicked_where_it_shows() -> None:
+    # click-test-2 at this seed draws TWO over the centre of ONE (ONE 62-102 x 112-152, TWO 60-100 x 118-158):
+    # the centre of ONE's box belongs to TWO, so a click there scored the right answer as wrong. The strip of
+    # ONE above TWO still shows, and a user clicks it.
+    with gym.make("GuiWeb-MiniWoB-click-test-2-v0", screenshots=False) as env:
+        obs, info = env.reset(seed=10_000_040)
+        buttons = {e["text"]: e for e in parse_elements(obs["elements"]) if e["tag"] == "button"}
+        one, two = buttons["ONE"]["bbox"], buttons["TWO"]["bbox"]
+        centre = ((one[0] + one[2]) / 2, (one[1] + one[3]) / 2)
+        assert two[0] <= centre[0] <= two[2] and two[1] <= centre[1] <= two[3]  # the premise: ONE's centre is TWO's
+        _, reward, terminated, _, info = env.step(Action.click_element(buttons["ONE"]["id"]))
+        assert terminated and reward == 1.0 and info["success"]
+        env.reset(seed=10_000_040)
+        _, reward, terminated, _, _ = env.step(Action.click(*centre))  # a click at a point still hits what is on top
+        assert terminated and reward == -1.0
+
+
 def _raw_episodes(task: str, seeds: range) -> list[tuple[str, list[float]]]:
     """Utterance and ``#subbtn`` box of each episode of the raw task page, started as ``miniwob`` starts them.
 
