@@ -90,6 +90,7 @@ class Settings:
     grpo_lr: float = 1e-4  # 5e-4 (SFT's half) lowered held-out success within 20-40 steps; docs/learning_benchmarks.md
     grpo_beta: float = 0.0  # k3 KL to the model GRPO starts from (the SFT checkpoint in sft+grpo)
     grpo_sft_mix: float = 1.0  # with pointer_steps: PPO-ptx weight of synthetic pointer pages in every GRPO update
+    grpo_sampling_rounds: int = 1  # >1: DAPO's dynamic sampling, rounds of fresh seeds for groups whose rewards differ
     group_size: int = 8
     num_envs: int = 8
     eval_per_task: int = 200
@@ -194,7 +195,7 @@ def run_grpo(model: Path, out: Path, settings: Settings, seed: int) -> tuple[Pat
                      output_format="act", max_episode_steps=MAX_STEPS, group_size=settings.group_size,
                      groups_per_step=n, num_envs=settings.num_envs, num_steps=settings.grpo_steps,
                      learning_rate=settings.grpo_lr, weight_decay=0.0, max_new_tokens=12, decoder="loop",
-                     beta=settings.grpo_beta, sft_mix_coef=mix, device="cpu", seed=seed, seed_start=TRAIN_START + 1_000_000 * seed,
+                     beta=settings.grpo_beta, sft_mix_coef=mix, sampling_rounds=settings.grpo_sampling_rounds, device="cpu", seed=seed, seed_start=TRAIN_START + 1_000_000 * seed,
                      num_train_seeds=1_000_000, eval_seeds=suite_seeds(EVAL_START, settings.curve_per_task, n),
                      eval_every=settings.eval_every, eval_samples=1, eval_swap=True, output_dir=str(out),
                      progress=False, plot=True)  # fmt: skip
@@ -480,6 +481,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grpo-sft-mix", type=float, default=1.0,
                         help="with --pointer-steps: weight of an SFT term on fresh synthetic pointer pages in every "
                              "GRPO update (PPO-ptx; 0: off)")  # fmt: skip
+    parser.add_argument("--grpo-sampling-rounds", type=int, default=1,
+                        help="GRPO's dynamic sampling: up to this many rounds of fresh seeds per step until the "
+                             "batch's groups have unequal rewards (DAPO; 1: off)")  # fmt: skip
     parser.add_argument("--group-size", type=int, default=8)
     parser.add_argument("--eval-per-task", type=int, default=200)
     parser.add_argument("--curve-per-task", type=int, default=20)
@@ -501,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
                             hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
-                            grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, grpo_sft_mix=a.grpo_sft_mix, group_size=a.group_size, eval_per_task=a.eval_per_task,
+                            grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, grpo_sft_mix=a.grpo_sft_mix, grpo_sampling_rounds=a.grpo_sampling_rounds, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     t0 = time.perf_counter()

@@ -4,6 +4,7 @@ One optimiser step:
 
     seeds   = the next ``groups_per_step`` seeds of the stream (this rank's share)    # data position
     groups  = collect_groups(envs, policy, seeds, N)      # (G, N) episodes; reward wrapper = config.reward
+              (sampling_rounds > 1: more rounds of seeds until G groups with unequal rewards, DAPO 3.2)
     r       = episode reward of each rollout              # (G, N)
     A       = ESTIMATORS[config.estimator](r, clicks, boxes)  # (G, N) or (G, N, T)
     for epoch in range(epochs):                           # old log-probs stored once, before epoch 0
@@ -336,10 +337,37 @@ def make_agent(config: GRPOConfig, device: str) -> Any:
     return agent
 
 
-def step_seeds(config: GRPOConfig, step: int) -> list[int]:
-    """The group seeds of optimiser step ``step`` (0-based), all ranks' together: the data position is the step."""
-    pos = step * config.groups_per_step
+def step_seeds(config: GRPOConfig, step: int, round_: int = 0) -> list[int]:
+    """The group seeds of optimiser step ``step`` (0-based) in sampling round ``round_`` (0-based, below
+    ``config.sampling_rounds``), all ranks' together: the data position is the step, and every step owns
+    ``sampling_rounds`` slices of the stream whether it draws them or not, so a resume neither repeats nor skips.
+
+    >>> cfg = GRPOConfig(model="m", env_id="e", groups_per_step=2, sampling_rounds=3, seed_start=100)
+    >>> step_seeds(cfg, 0), step_seeds(cfg, 0, 2), step_seeds(cfg, 1)
+    ([100, 101], [104, 105], [106, 107])
+    """
+    pos = (step * config.sampling_rounds + round_) * config.groups_per_step
     return [config.seed_start + (pos + j) % config.num_train_seeds for j in range(config.groups_per_step)]
+
+
+def informative(group: list[Trajectory]) -> bool:
+    """Whether a group's episode rewards differ, so that its group-normalised advantages are not all 0."""
+    rewards = [sum(s.reward for s in t.steps) for t in group]
+    return max(rewards) != min(rewards)
+
+
+def fill_batch(rounds: Sequence[list[list[Trajectory]]], size: int) -> list[list[Trajectory]]:
+    """A step's ``size`` groups from the groups of its sampling rounds (DAPO's dynamic sampling, Yu et al. 2025,
+    section 3.2): every informative group first, in the order drawn, then equal-reward groups to fill the batch.
+
+    >>> from gui_envs.schema.trajectory import Step
+    >>> def grp(*r): return [Trajectory(instruction=str(r), steps=[Step(action=None, reward=x)]) for x in r]
+    >>> [g[0].instruction for g in fill_batch([[grp(1, 1), grp(0, 1)], [grp(0, 0), grp(1, 0)]], 3)]
+    ['(0, 1)', '(1, 0)', '(1, 1)']
+    """
+    drawn = [grp for groups in rounds for grp in groups]
+    kept = [grp for grp in drawn if informative(grp)][:size]
+    return kept + [grp for grp in drawn if not informative(grp)][: size - len(kept)]
 
 
 def seed_everything(seed: int) -> None:
@@ -456,15 +484,25 @@ def train(config: GRPOConfig, sft_mix: SFTMix | None = None) -> dict[str, Any]:
         # 1. Rollouts: N episodes per seed; the data position is the step counter, so a resume neither
         #    repeats nor skips seeds.
         t0, c0 = time.perf_counter(), time.process_time()
-        seeds = step_seeds(config, step)
+        #    With sampling_rounds > 1, further rounds of fresh seeds until the batch holds groups_per_step
+        #    informative groups (dynamic sampling); each rank fills its own share.
         gen.model.eval()
-        groups = collect_groups(workers, agent, seeds[rank::world], config.group_size, rollout_cfg)
+        rounds: list[list[list[Trajectory]]] = []
+        share = len(step_seeds(config, step)[rank::world])
+        for r in range(config.sampling_rounds):
+            seeds = step_seeds(config, step, r)[rank::world]
+            rounds.append(collect_groups(workers, agent, seeds, config.group_size, rollout_cfg))
+            if sum(informative(g) for groups in rounds for g in groups) >= share:
+                break
+        drawn = [grp for groups in rounds for grp in groups]
+        groups = fill_batch(rounds, share) if config.sampling_rounds > 1 else drawn
         # The next step's resets are known now: browser envs prepare their first ones during the update.
         workers.announce(group_plans(step_seeds(config, step + 1)[rank::world], config.group_size, workers.num_envs))
         t1 = time.perf_counter()
 
         # 2. Scoring: episode rewards (the wrapper already graded each step) and advantages.
         batch = group_batch(groups)
+        seen = group_batch(drawn)  # what the policy did this step, every round: the success and collapse signals
         if config.step_rewards:
             per_step = step_advantages(groups, estimator, **config.estimator_kwargs)
             adv = np.concatenate([a for grp in per_step for a in grp] or [np.zeros(1)])  # (all steps,) for the log
@@ -488,13 +526,15 @@ def train(config: GRPOConfig, sft_mix: SFTMix | None = None) -> dict[str, Any]:
         n_tokens = sum(len(s.token_ids) for s in samples)
         record = {
             "step": step + 1,
-            "reward_mean": float(batch.rewards.mean()),
-            "reward_std": float(batch.rewards.std()),
-            "success_rate": float(batch.success.mean()),
+            "reward_mean": float(seen.rewards.mean()),
+            "reward_std": float(seen.rewards.std()),
+            "success_rate": float(seen.success.mean()),
             "adv_mean": float(adv.mean()),
             "adv_std": float(adv.std()),
             "adv_abs_mean": float(np.abs(adv).mean()),
-            **collapse_signals(groups, batch.rewards),
+            **collapse_signals(drawn, seen.rewards),
+            "informative_groups": sum(informative(g) for g in groups),
+            "episodes": sum(len(g) for g in drawn),
             **stats,
             "completion_len": n_tokens / max(1, len(samples)),
             "tokens_per_s": n_tokens / max(t1 - t0, 1e-9),
@@ -531,7 +571,8 @@ def train(config: GRPOConfig, sft_mix: SFTMix | None = None) -> dict[str, Any]:
             # Every rank's generator states, so that each rank resumes its own sampling stream.
             rngs = gather_object([rng_state()]) if world > 1 else [rng_state()]
             if acc.is_main_process:
-                state = {"data_position": (step + 1) * config.groups_per_step, "config": config.to_dict()}
+                state = {"data_position": (step + 1) * config.groups_per_step * config.sampling_rounds,
+                         "config": config.to_dict()}
                 save_checkpoint(out_dir, step + 1, gen.model, optimizer, scheduler, state, rng_states=rngs,
                                 processor=getattr(gen, "processor", gen.tokenizer))  # fmt: skip
 

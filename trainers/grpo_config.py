@@ -67,9 +67,19 @@ class GRPOConfig(
     num_envs: int = 8
     """Env copies the rollouts are scheduled over (per process)."""
     seed_start: int = 0
-    """First env reset seed of the training stream; step ``s`` uses the next ``groups_per_step`` seeds."""
+    """First env reset seed of the training stream; step ``s`` uses the next ``groups_per_step`` seeds (with
+    ``sampling_rounds = R``: the next ``R * groups_per_step``, one slice per round)."""
     num_train_seeds: int = 1_000_000
     """Size of the seed stream; seeds wrap around after it (a small value repeats tasks)."""
+    sampling_rounds: int = 1
+    """Rounds of ``groups_per_step`` fresh seeds a step may draw to fill its batch with groups that teach something
+    (DAPO's dynamic sampling, Yu et al. 2025, section 3.2: a group whose ``N`` rewards are all equal has advantage
+    0 and only dilutes a token-mean loss). A step draws rounds until ``groups_per_step`` groups with unequal
+    rewards are in hand or ``sampling_rounds`` rounds are spent, then trains on ``groups_per_step`` groups: those
+    with unequal rewards first (in the order drawn), topped up with equal-reward ones, so the batch size (and
+    the memory plan) stay fixed. Each extra round costs its episodes (logged as ``episodes``). 1 (default): one
+    round, the batch as drawn. DAPO draws until the batch is full; the cap bounds a step's env time when almost
+    every group agrees."""
     grad_variance_every: int = 0
     """Log the variance of the policy gradient (``grad_var``, ``grad_mean_sq``, ``grad_noise_ratio``; see
     :func:`trainers.grpo.gradient_variance`) on every this many steps: one extra backward pass per group, before
@@ -167,7 +177,7 @@ class GRPOConfig(
         self.check_eval_schedule_fields()
         self.check_logging_fields()
         for name in ("group_size", "groups_per_step", "num_envs", "num_steps", "mini_batches", "max_episode_steps",
-                     "num_train_seeds"):  # fmt: skip
+                     "num_train_seeds", "sampling_rounds"):  # fmt: skip
             value = getattr(self, name)
             need(isinstance(value, int) and value >= 1, f"{name} must be an integer >= 1, got {value!r}")
         need(self.group_size >= 2 or self.estimator == "none",
