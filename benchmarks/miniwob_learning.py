@@ -499,9 +499,12 @@ def main(argv: list[str] | None = None) -> int:
     a.work = a.work or OUT / f"{name}_runs"
     a.out = a.out or OUT / name
     if a.quick:
-        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=10, budgets=(10,), pointer_steps=400,
-                            sft_steps=150, grpo_steps=10, group_size=4, num_envs=4, eval_per_task=20, curve_per_task=5,
-                            eval_every=5, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
+        # Two demonstrations per task, so that the warm start leaves room to rise on 20 held-out seeds (from ten,
+        # SFT alone scored 0.975 and GRPO had nothing to add), and dynamic sampling, as at this start most groups
+        # agree (every member right) and teach nothing.
+        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=2, budgets=(2,), pointer_steps=400,
+                            sft_steps=150, grpo_steps=20, grpo_lr=3e-4, grpo_sampling_rounds=3, group_size=4, num_envs=4,
+                            eval_per_task=20, curve_per_task=5, eval_every=10, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
                             hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
