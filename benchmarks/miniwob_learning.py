@@ -86,6 +86,7 @@ class Settings:
     pointer_mix: float = 1.0  # with pointer_steps: synthetic pages per demonstration sample in every SFT arm
     sft_steps: int = 400
     sft_lr: float = 1e-3
+    sft_balance_tasks: bool = False  # SFTConfig.balance_tasks: every task's steps drawn equally often
     grpo_steps: int = 150
     grpo_lr: float = 1e-4  # 5e-4 (SFT's half) lowered held-out success within 20-40 steps; docs/learning_benchmarks.md
     grpo_beta: float = 0.0  # k3 KL to the model GRPO starts from (the SFT checkpoint in sft+grpo)
@@ -165,12 +166,17 @@ def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -
     if not (out / "final" / "config.json").exists():
         from gui_envs.schema.trajectory import load_trajectories
 
-        n_rows = sum(len(t.steps) for t in load_trajectories(data, load_images=False) if t.success)
+        steps_by_task: dict[str, int] = defaultdict(int)
+        for t in load_trajectories(data, load_images=False):
+            steps_by_task[str(t.task)] += len(t.steps) if t.success else 0
+        n_rows = sum(steps_by_task.values())
+        if settings.sft_balance_tasks:
+            n_rows = max(steps_by_task.values(), default=0) * len(steps_by_task)
         mix = settings.pointer_mix if settings.pointer_steps else 0.0
         n_rows += round(mix * n_rows)  # the synthetic pointer pages mixed in (below)
         epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))  # about sft_steps batches of 16
         cfg = SFTConfig(model=str(model), data=str(data), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
-                        output_format="act", replay_observations=True, successful_only=True, epochs=epochs,
+                        output_format="act", replay_observations=True, successful_only=True, epochs=epochs, balance_tasks=settings.sft_balance_tasks,
                         batch_size=16, learning_rate=settings.sft_lr, warmup_ratio=0.0, weight_decay=0.0,
                         device="cpu", seed=seed, output_dir=str(out), progress=False, plot=False)  # fmt: skip
         make_samples = None
@@ -474,6 +480,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --pointer-steps: synthetic pages per demonstration sample in each SFT arm")
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
     parser.add_argument("--sft-lr", type=float, default=1e-3, help="SFT learning rate (constant, AdamW)")
+    parser.add_argument("--sft-balance-tasks", action="store_true",
+                        help="SFT draws every task's steps equally often (SFTConfig.balance_tasks)")
     parser.add_argument("--grpo-steps", type=int, default=150)
     parser.add_argument("--grpo-lr", type=float, default=1e-4, help="GRPO learning rate (constant, AdamW)")
     parser.add_argument("--grpo-beta", type=float, default=0.0,
@@ -507,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
                             eval_per_task=20, curve_per_task=5, eval_every=10, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
-                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, grpo_steps=a.grpo_steps,
+                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, sft_balance_tasks=a.sft_balance_tasks, grpo_steps=a.grpo_steps,
                             grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, grpo_sft_mix=a.grpo_sft_mix, grpo_sampling_rounds=a.grpo_sampling_rounds, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

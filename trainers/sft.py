@@ -164,7 +164,27 @@ def config_samples(config: SFTConfig, trajectories: list[Trajectory], generator:
             observations = [replay_observations(env, t) for t in trajectories]
         finally:
             env.close()
-    return build_samples(trajectories, generator, fmt, config.successful_only, observations=observations)
+    if not config.balance_tasks:
+        return build_samples(trajectories, generator, fmt, config.successful_only, observations=observations)
+    by_task: dict[str, list[int]] = {}
+    for i, traj in enumerate(trajectories):
+        by_task.setdefault(str(traj.task), []).append(i)
+    per_task = [
+        build_samples([trajectories[i] for i in rows], generator, fmt, config.successful_only,
+                      observations=None if observations is None else [observations[i] for i in rows])
+        for rows in by_task.values()
+    ]  # fmt: skip
+    return balanced(per_task)
+
+
+def balanced(per_task: list[list[SFTSample]]) -> list[SFTSample]:
+    """Every task's samples cycled up to the largest task's count (``SFTConfig.balance_tasks``), task by task.
+
+    >>> [s.answer for s in balanced([[SFTSample("p", "a"), SFTSample("p", "b")], [SFTSample("p", "c")]])]
+    ['a', 'b', 'c', 'c']
+    """
+    largest = max((len(samples) for samples in per_task), default=0)
+    return [samples[k % len(samples)] for samples in per_task if samples for k in range(largest)]
 
 
 def training_seeds(trajectories: list[Trajectory], env_id: str) -> list[int]:

@@ -32,6 +32,11 @@ class SFTConfig(PolicyTrainerConfig, FormatFields, BatchFields, OfflineFields, L
     replaying its recorded actions, so the prompt holds everything the live policy reads (a trajectory file keeps
     the instruction, screenshot and text, not e.g. ``ClickBox-v0``'s ``elements``, which the ``box`` format lists).
     Needs a deterministic env; a replay whose verdict differs from the recorded one is an error."""
+    balance_tasks: bool = False
+    """Draw every task's samples (steps) equally often: each task's samples are cycled up to the count of the
+    task with the most, once per epoch. Off, a task weighs by its steps: with 10 demonstrations per task, a
+    5-step login counts five times a one-click task, whose few samples a small model may then never fit (on
+    MiniWoB focus-text-2's 10 samples were answered with one letter for all three ordinals)."""
 
     def __post_init__(self) -> None:
         self.check_policy_trainer_fields()

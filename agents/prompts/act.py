@@ -105,7 +105,10 @@ def listed_elements(observation: Any, limit: int = len(LETTERS)) -> list[Mapping
     """The elements the listing shows, in page order, at most ``limit`` (one per letter).
 
     Every element with text, and every field, checkbox or button without; an element whose text equals that
-    of a listed element it lies inside (a tab's inner link) is the same thing to a reader and is left out.
+    of a listed element it lies inside (a tab's inner link) is the same thing to a reader and is left out. A
+    checkbox or radio button inside a ``<label>`` with its text (``<label><input type=checkbox>Idh</label>``)
+    takes the label's line: a reader sees one box with its text, and only the box's line can show ``[x]``. Listed
+    apart, the label and its box read as two things to tick, and clicking one after the other unticks the box.
     """
     out: list[Mapping[str, Any]] = []
     for el in element_list(observation.get("elements") if isinstance(observation, Mapping) else None):
@@ -115,6 +118,10 @@ def listed_elements(observation: Any, limit: int = len(LETTERS)) -> list[Mapping
         if not text and kind in ("text", "label", "link", "tab"):
             continue
         if any(_text(o) == text and _inside(el, o) for o in out):
+            continue
+        label = next((i for i, o in enumerate(out) if _is_label_of(o, el)), None)
+        if label is not None:
+            out[label] = el
             continue
         out.append(el)
         if len(out) == limit:
@@ -264,6 +271,17 @@ def _inside(inner: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
     return a[0] >= b[0] and a[1] >= b[1] and a[2] <= b[2] and a[3] <= b[3]
 
 
+def _is_label_of(label: Mapping[str, Any], box: Mapping[str, Any]) -> bool:
+    """``label`` is a ``<label>`` wrapping the checkbox or radio ``box``: the same text, their boxes overlapping
+    (a box's bounding rectangle can stick out of its label's by its margin, so not "inside")."""
+    if element_kind(label) != "label" or element_kind(box) not in ("checkbox", "radio"):
+        return False
+    a, b = label.get("bbox"), box.get("bbox")
+    if not a or not b or _text(label) != _text(box):
+        return False
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def _listed_index(action: Action, observation: Any) -> int | None:
     """The listing position of the element ``action`` acts on: its own line; for an element left out as the same
     thing as a listed one (a tab's inner link), that one's; for a point, the smallest listed element under it."""
@@ -273,7 +291,12 @@ def _listed_index(action: Action, observation: Any) -> int | None:
         target = _by_id(observation, action.element_id)
         if k is None and target is not None:
             k = next(
-                (i for i, e in enumerate(elements) if _text(e) == _text(target) and _inside(target, e)), None
+                (
+                    i
+                    for i, e in enumerate(elements)
+                    if (_text(e) == _text(target) and _inside(target, e)) or _is_label_of(target, e)
+                ),
+                None,
             )
         return k
     if action.point is None:

@@ -95,6 +95,38 @@ def test_an_inner_element_with_its_parents_text_is_listed_once_and_answers_resol
     assert "B* tab Tab #2" in prompt(TABS) and "A tab Tab #1" in prompt(TABS)
 
 
+# MiniWoB click-checkboxes: each box sits in a <label> with its text; the box's rectangle sticks out of the label's.
+CHECKBOXES = {
+    "instruction": "Select Idh, vEms71J and click Submit.",
+    "elements": [
+        {"id": "0", "tag": "label", "role": "label", "text": "XA8FMD", "bbox": [2, 59, 70, 70]},
+        {"id": "1", "tag": "input", "type": "checkbox", "text": "XA8FMD", "bbox": [6, 55, 26, 68]},
+        {"id": "2", "tag": "label", "role": "label", "text": "Idh", "bbox": [2, 78, 43, 89]},
+        {"id": "3", "tag": "input", "type": "checkbox", "text": "Idh", "value": "checked", "bbox": [6, 74, 26, 87]},
+        {"id": "4", "tag": "label", "role": "label", "text": "vEms71J", "bbox": [2, 97, 70, 108]},
+        {"id": "5", "tag": "input", "type": "checkbox", "text": "vEms71J", "bbox": [6, 93, 26, 106]},
+        {"id": "6", "tag": "button", "text": "Submit", "bbox": [2, 120, 97, 151]},
+    ],
+}
+
+
+def test_a_checkbox_takes_its_wrapping_labels_line_and_shows_its_state():
+    assert prompt(CHECKBOXES).splitlines()[1:] == [
+        "A checkbox XA8FMD",
+        "B* checkbox Idh [x]",
+        "C* checkbox vEms71J",
+        "D* button Submit",
+    ]
+    fmt = ActFormat()
+    assert fmt.parse("click C", CHECKBOXES)[0] == Action.click_element("5")
+    # A demonstration that clicked the label (which ticks the same box) is the box's line.
+    assert fmt.answer_text(Action.click_element("4"), CHECKBOXES) == "click C"
+    # A label that wraps another box's text, or text beside a box without overlapping it, keeps its own line.
+    apart = {**CHECKBOXES, "elements": [{**e, "bbox": [200, 0, 260, 10]} if e["id"] == "2" else e
+                                        for e in CHECKBOXES["elements"]]}  # fmt: skip
+    assert "label Idh" in prompt(apart) and "checkbox Idh [x]" in prompt(apart)
+
+
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [

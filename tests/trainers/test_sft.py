@@ -75,3 +75,23 @@ def test_a_fresh_run_removes_a_killed_save_s_temporary_folder(tiny_lm_path: Path
                        batch_size=2, device="cpu", output_dir=str(run))  # fmt: skip
     train_sft(config)
     assert not list(run.glob(".tmp-checkpoint-*"))
+
+
+def test_balance_tasks_draws_every_tasks_steps_equally_often(tiny_lm_path: Path) -> None:
+    from agents.hf_agent import HFGenerator
+    from gui_envs.schema.actions import Action
+    from gui_envs.schema.trajectory import Step, Trajectory
+    from trainers.sft import config_samples
+
+    def demo(task: str, answers: list[str]) -> Trajectory:
+        steps = [Step(action=Action.click_element("0"), output_text=a) for a in answers]
+        return Trajectory(instruction=f"do {task}", steps=steps, task=task, success=True)
+
+    # A 4-step login beside two one-click tasks: unbalanced, the login is 4 of 6 samples.
+    demos = [demo("login", ["l1", "l2", "l3", "l4"]), demo("click", ["c"]), demo("focus", ["f"])]
+    gen = HFGenerator(str(tiny_lm_path), device="cpu")
+    config = SFTConfig(model=str(tiny_lm_path), data="unused", output_format="act")
+    assert [s.answer for s in config_samples(config, demos, gen)] == ["l1", "l2", "l3", "l4", "c", "f"]
+    config.balance_tasks = True
+    answers = [s.answer for s in config_samples(config, demos, gen)]
+    assert answers == ["l1", "l2", "l3", "l4", "c", "c", "c", "c", "f", "f", "f", "f"]
