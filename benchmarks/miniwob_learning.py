@@ -395,13 +395,25 @@ def tables(results: dict[str, Any], settings: Settings) -> str:
         cost = results["cost"].get(arm, {})
         per_seed = ", ".join(f"{v:.3f}" for v in suite_means[arm])
         cpu = ", ".join(f"{c['cpu_min']:.1f}" for c in cost.values()) or "-"
-        lines.append(f"| {arm} | {np.mean(suite_means[arm]):.3f} ({per_seed}) | {np.mean(sampled):.3f} | "
+        ran = {t for r in runs.values() for t in r}
+        label = arm if len(ran) == len(settings.tasks) else f"{arm} ({len(ran)} tasks only)"
+        lines.append(f"| {label} | {np.mean(suite_means[arm]):.3f} ({per_seed}) | {np.mean(sampled):.3f} | "
                      f"{int(np.mean(steps))} | {cpu} |")  # fmt: skip
     ref = f"sft@{settings.demos}"
-    for arm, other in (("sft+grpo", ref), ("sft+grpo", "sft@100")):
-        if arm in suite_means and other in suite_means and len(suite_means[arm]) == len(suite_means[other]):
-            d, h = paired(suite_means[arm], suite_means[other])
-            lines.append(f"\nPaired {arm} - {other} on the suite mean: {d:+.3f} ± {h:.3f} (95% t over seeds)")
+    for arm, other in (("sft+grpo", ref), ("sft+grpo", "sft@100"), ("sft+trl", ref), ("sft+trl", "sft+grpo")):
+        if arm not in arms or other not in arms:
+            continue
+        runs, others = results["arms"][arm], results["arms"][other]
+        seeds = [k for k in runs if k in others]
+        tasks = [t for t in settings.tasks if all(t in runs[k] for k in seeds)]
+        if len(seeds) < 2 or not tasks:
+            continue
+        a = [float(np.mean([runs[k][t]["greedy"] for t in tasks])) for k in seeds]
+        b = [float(np.mean([others[k][t]["greedy"] for t in tasks])) for k in seeds]
+        d, h = paired(a, b)
+        where = "the suite mean" if len(tasks) == len(settings.tasks) else f"the mean of the {len(tasks)} tasks it ran"
+        lines.append(f"\nPaired {arm} - {other} on {where} ({np.mean(a):.3f} vs {np.mean(b):.3f}, {len(seeds)} seeds): "
+                     f"{d:+.3f} ± {h:.3f} (95% t over seeds)")  # fmt: skip
     return "\n".join(lines)
 
 
