@@ -86,6 +86,7 @@ class Settings:
     pointer_mix: float = 1.0  # with pointer_steps: synthetic pages per demonstration sample in every SFT arm
     sft_steps: int = 400
     sft_lr: float = 1e-3
+    sft_lr_schedule: str = "constant"  # SFTConfig.lr_scheduler_type
     sft_balance_tasks: bool = False  # SFTConfig.balance_tasks: every task's steps drawn equally often
     grpo_steps: int = 150
     grpo_lr: float = 1e-4  # 5e-4 (SFT's half) lowered held-out success within 20-40 steps; docs/learning_benchmarks.md
@@ -176,7 +177,7 @@ def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -
         n_rows += round(mix * n_rows)  # the synthetic pointer pages mixed in (below)
         epochs = max(1, math.ceil(settings.sft_steps * 16 / max(1, n_rows)))  # about sft_steps batches of 16
         cfg = SFTConfig(model=str(model), data=str(data), env_id=SUITE_ID, env_kwargs={"tasks": list(settings.tasks), **ENV_KWARGS},
-                        output_format="act", replay_observations=True, successful_only=True, epochs=epochs, balance_tasks=settings.sft_balance_tasks,
+                        output_format="act", replay_observations=True, successful_only=True, epochs=epochs, balance_tasks=settings.sft_balance_tasks, lr_scheduler_type=settings.sft_lr_schedule,
                         batch_size=16, learning_rate=settings.sft_lr, warmup_ratio=0.0, weight_decay=0.0,
                         device="cpu", seed=seed, output_dir=str(out), progress=False, plot=False)  # fmt: skip
         make_samples = None
@@ -492,6 +493,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --pointer-steps: synthetic pages per demonstration sample in each SFT arm")
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
     parser.add_argument("--sft-lr", type=float, default=1e-3, help="SFT learning rate (constant, AdamW)")
+    parser.add_argument("--sft-lr-schedule", choices=["constant", "linear"], default="constant",
+                        help="SFT's learning rate after warm-up: flat, or down to 0 at the last step")
     parser.add_argument("--sft-balance-tasks", action="store_true",
                         help="SFT draws every task's steps equally often (SFTConfig.balance_tasks)")
     parser.add_argument("--grpo-steps", type=int, default=150)
@@ -527,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                             eval_per_task=20, curve_per_task=5, eval_every=10, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
-                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, sft_balance_tasks=a.sft_balance_tasks, grpo_steps=a.grpo_steps,
+                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, sft_balance_tasks=a.sft_balance_tasks, sft_lr_schedule=a.sft_lr_schedule, grpo_steps=a.grpo_steps,
                             grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, grpo_sft_mix=a.grpo_sft_mix, grpo_sampling_rounds=a.grpo_sampling_rounds, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

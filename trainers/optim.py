@@ -22,9 +22,12 @@ def adamw_with_warmup(
     warmup_ratio: float,
     total_steps: int,
     master_weights: bool | None = None,
+    decay: str = "constant",
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LambdaLR]:
     """AdamW over the trainable parameters, and a schedule that rises linearly over the first
-    ``warmup_ratio * total_steps`` optimiser steps (at least one when the ratio is positive), then stays flat.
+    ``warmup_ratio * total_steps`` optimiser steps (at least one when the ratio is positive), then stays flat
+    (``decay="constant"``) or falls linearly to 0 at ``total_steps`` (``"linear"``, TRL's and Hugging Face
+    Trainer's default ``lr_scheduler_type``).
 
     ``master_weights``: step fp32 master copies of bf16 / fp16 parameters
     (:class:`trainers.precision.MasterWeightAdamW`, +4 bytes per trainable parameter); ``None`` (default) turns
@@ -38,8 +41,18 @@ def adamw_with_warmup(
         optimizer = cls(params, lr=learning_rate, weight_decay=weight_decay, fused=True)
     except (RuntimeError, TypeError):  # a device or dtype without the fused kernel
         optimizer = cls(params, lr=learning_rate, weight_decay=weight_decay)
+    if decay not in ("constant", "linear"):
+        raise ValueError(f"decay must be 'constant' or 'linear', not {decay!r}")
     warmup = max(1, int(warmup_ratio * total_steps)) if warmup_ratio > 0 else 0
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / warmup) if warmup else 1.0)
+
+    def factor(step: int) -> float:  # of the learning rate for optimiser step ``step`` (0-based)
+        if step < warmup:
+            return (step + 1) / warmup
+        if decay == "linear":
+            return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+        return 1.0
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     return optimizer, scheduler
 
 

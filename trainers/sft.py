@@ -298,7 +298,7 @@ def train_sft(
     steps_per_epoch = -(-len(samples) // config.batch_size)
     total = steps_per_epoch * config.epochs
     optimizer, scheduler = adamw_with_warmup(
-        model, config.learning_rate, config.weight_decay, config.warmup_ratio, total
+        model, config.learning_rate, config.weight_decay, config.warmup_ratio, total, decay=config.lr_scheduler_type
     )
     clean_checkpoint_dir(out_dir)  # a killed save's temp folder is full checkpoint size
     start = resume_latest(out_dir, model, optimizer, scheduler) if config.resume else 0

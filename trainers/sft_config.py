@@ -32,6 +32,9 @@ class SFTConfig(PolicyTrainerConfig, FormatFields, BatchFields, OfflineFields, L
     replaying its recorded actions, so the prompt holds everything the live policy reads (a trajectory file keeps
     the instruction, screenshot and text, not e.g. ``ClickBox-v0``'s ``elements``, which the ``box`` format lists).
     Needs a deterministic env; a replay whose verdict differs from the recorded one is an error."""
+    lr_scheduler_type: str = "constant"
+    """After warm-up, ``"constant"`` keeps the learning rate; ``"linear"`` lowers it to 0 at the last step (TRL's
+    default), so the run ends settled on its data rather than wherever the last full-size step left it."""
     balance_tasks: bool = False
     """Draw every task's samples (steps) equally often: each task's samples are cycled up to the count of the
     task with the most, once per epoch. Off, a task weighs by its steps: with 10 demonstrations per task, a
@@ -43,6 +46,8 @@ class SFTConfig(PolicyTrainerConfig, FormatFields, BatchFields, OfflineFields, L
         if not self.data:
             raise ConfigError("data is empty: set data to a folder of saved trajectories")
         self.check_batch_fields()
+        if self.lr_scheduler_type not in ("constant", "linear"):
+            raise ConfigError(f"lr_scheduler_type must be 'constant' or 'linear', not {self.lr_scheduler_type!r}")
         if self.replay_observations and not self.env_id:
             raise ConfigError("replay_observations needs env_id: the env the trajectories are replayed in")
         self.check_offline_fields()

@@ -95,3 +95,10 @@ def test_balance_tasks_draws_every_tasks_steps_equally_often(tiny_lm_path: Path)
     config.balance_tasks = True
     answers = [s.answer for s in config_samples(config, demos, gen)]
     assert answers == ["l1", "l2", "l3", "l4", "c", "c", "c", "c", "f", "f", "f", "f"]
+
+
+def test_an_unknown_lr_scheduler_type_is_a_config_error(tiny_lm_path: Path) -> None:
+    from trainers.config_io import ConfigError
+
+    with pytest.raises(ConfigError, match="lr_scheduler_type"):
+        SFTConfig(model=str(tiny_lm_path), data="unused", lr_scheduler_type="cosine")
