@@ -35,7 +35,9 @@ pointer mix and 3 sampling rounds, no SFT(1000); ``docs/learning_benchmarks.md``
 SFT(10) 0.907, SFT(100) 0.949, SFT(10) then GRPO 0.915 (paired +0.008 ± 0.028; -0.034 ± 0.020 against SFT(100)),
 then TRL equal to GRPO on the single-step tasks (-0.004 ± 0.029, 3 seeds). Every single-step task at 0.96 or more,
 swap 0.97-1.00 on five of them (click-button 0.89); login-user 0.947, click-button-sequence 1.000 (swap 0.00: the
-swapped order never occurs in training), click-checkboxes 0.360. Issue 37's targets are not all reached.
+swapped order never occurs in training), click-checkboxes 0.360: the policy clicks ticked boxes again, and neither
+the box's state beside its letter nor checklist pointer pages (``PointerPretrainingConfig.checklists``) changed that
+("Seventh look"). Issue 37's targets are not all reached.
 
 Run: ``python benchmarks/miniwob_learning.py`` (the defaults; a benchmark, not a test), or ``--quick`` (2 tasks, a
 few minutes: the CI version, ``tests/trainers/test_miniwob_learning.py``). Writes ``benchmarks/out/miniwob_learning``
