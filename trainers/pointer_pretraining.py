@@ -55,6 +55,7 @@ import torch
 
 from agents.prompts.act import ActFormat
 from agents.prompts.formats import PromptContext
+from gui_envs.schema.actions import Action
 
 #: Element kinds a synthetic line can show (the ``act`` listing's kinds).
 KINDS: tuple[str, ...] = ("button", "link", "tab", "field", "checkbox", "text", "label")
@@ -156,8 +157,6 @@ def _checklist_page(rng: random.Random, config: PointerPretrainingConfig) -> tup
     cut = rng.randint(0, len(around))
     instruction = " ".join([*around[:cut], listed, *around[cut:]])
     target = next(i for i in named if i not in ticked)
-    from gui_envs.schema.actions import Action
-
     history = [Action.click_element(str(i)).to_json() for i in sorted(ticked)]
     return _rendered({"instruction": instruction, "elements": elements}, target, history, config)
 
@@ -166,8 +165,6 @@ def _rendered(
     observation: dict[str, Any], target: int, history: list[str], config: PointerPretrainingConfig
 ) -> tuple[str, str]:
     """The ``act`` listing of ``observation`` (instruction first) and the answer clicking element ``target``."""
-    from gui_envs.schema.actions import Action
-
     fmt = ActFormat(shuffle_letters=config.shuffle_letters)
     answer = fmt.answer_text(Action.click_element(str(target)), observation)
     prompt = fmt.messages(PromptContext(observation, observation["instruction"], history))[0]["content"]
