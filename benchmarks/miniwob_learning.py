@@ -10,10 +10,11 @@ and the swap test, per task and per arm, over several seeds.
   seed), byte tokens (:func:`agents.tiny_models.build_tokenizer` with ``merges=False``), the ``act`` format
   (:class:`agents.prompts.act.ActFormat`: the task's elements by letter, answers ``click X`` / ``type X N``),
   screenshots off.
-* **Pointer pre-training** (``--pointer-steps``, default 2,000; 0 turns it off): before any arm, the random model
-  learns on synthetic pages (:mod:`trainers.pointer_pretraining`: random words, no MiniWoB page, wording or task)
-  to answer with the letter of the line the instruction quotes, the copy a pretrained LM brings and a 2-layer
-  random model cannot grow from 10 demonstrations per task. Every arm starts from it (``grpo`` too), and every SFT
+* **Pointer pre-training** (``--pointer-checklist-steps`` 2,000 then ``--pointer-steps`` 1,000; 0 turns it off):
+  before any arm, the random model learns on synthetic pages (:mod:`trainers.pointer_pretraining`: random words,
+  no MiniWoB page, wording or task) to answer with the letter of the line the instruction quotes, the copy a
+  pretrained LM brings and a 2-layer random model cannot grow from 10 demonstrations per task; first on checklist
+  pages only (answer the first named box not ticked), then on a mix with ``--pointer-checklists`` of them. Every arm starts from it (``grpo`` too), and every SFT
   arm mixes ``--pointer-mix`` synthetic pages per demonstration sample into its data so cloning keeps it.
 * **Demonstrations**: the scripted demonstrator (:class:`agents.miniwob_demonstrator.MiniWoBDemonstrator`, reads the
   instruction and the DOM listing, never MiniWoB's reward), ``--demos`` per task (10, as WGE).
@@ -38,7 +39,10 @@ swap 0.97-1.00 on five of them (click-button 0.89); login-user 0.947, click-butt
 swapped order never occurs in training), click-checkboxes 0.360: the policy clicks ticked boxes again, and neither
 the box's state beside its letter nor checklist pointer pages (``PointerPretrainingConfig.checklists``) changed that
 ("Seventh look"). The same checkpoints at 200 held-out seeds per task: SFT(10) 0.905, then GRPO 0.920 (paired
-+0.015 ± 0.025 over 5 seeds), swap 0.96-1.00 on every single-step task. Issue 37's targets are not all reached.
++0.015 ± 0.025 over 5 seeds), swap 0.96-1.00 on every single-step task. With the checkbox's state before its letter and the checklist stage first (the defaults now; "Eighth look",
+3 seeds, 30 held-out seeds per task): SFT(10) 0.940, then GRPO 0.948 (paired +0.008 ± 0.010), click-checkboxes
+0.600 -> 0.644 (1.000 on the seed whose pointer stage read ticks), its swap 1.00. Issue 37's targets are not all
+reached.
 
 Run: ``python benchmarks/miniwob_learning.py`` (the defaults; a benchmark, not a test), or ``--quick`` (2 tasks, a
 few minutes: the CI version, ``tests/trainers/test_miniwob_learning.py``). Writes ``benchmarks/out/miniwob_learning``
