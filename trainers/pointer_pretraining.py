@@ -21,25 +21,22 @@ that line's letter::
     click B
 
 With ``checklists`` a share of the pages is a checklist instead: the instruction names several checkbox lines,
-some of them already ticked (``[x]`` before the letter, with a ``done:`` entry for each, as the format shows an
-episode's earlier clicks), and the answer is the first named line, in page order, that is not ticked::
+some of them already ticked (``[x]``, with a ``done:`` entry for each, as the format shows an episode's earlier
+clicks), and the answer is the first named line, in page order, that is not ticked::
 
     ofk zwdy, "wq" and "hnbqa" xr
     done: click wq
-    [ ] A checkbox pdlx
-    [x] B* checkbox wq
+    A checkbox pdlx
+    B* checkbox wq [x]
     C button vgso
-    [ ] D* checkbox hnbqa
+    D* checkbox hnbqa
     click D
 
 It is the reading a pretrained LM brings to a to-do list, and what click-checkboxes asks after its first click
-(the cloned policy clicked ticked boxes again). Mixed in from the first step, it is not learned at this size: the
-2-layer model settles on "the first named line" and ignores the ticks (on 100 fresh checklist pages with a tick,
-2,000 steps with half the pages checklists: 55 right, 42 a ticked named line; 1,000 more steps: 57). Trained on
-checklist pages alone first (``checklist_steps``), it reads them (76 right, 5 ticked), and 1,000 mixed steps after
-that keep the ticks and bring back single-target pointing: 80 right, 6 ticked, and 191 of 200 single-target pages
-(the mixed run: 179). Hence the curriculum (``docs/learning_benchmarks.md``, "Eighth look"). Off by default
-(``checklists=0``), as the pages without checkboxes need none of it.
+(the cloned policy clicks ticked boxes again). Measured, it is not learned at this size: after 2,000 steps with
+half the pages checklists, pages with a tick are answered right 0.43 of the time by the 2-layer model and 0.51 by
+a 3-layer one (0.28 without checklist pages), and with a quarter of them it left held-out click-checkboxes where it
+was (``docs/learning_benchmarks.md``). So it is off by default (``checklists=0``).
 
 No MiniWoB page, instruction wording, task or demonstration is used, so the demonstration budget of a run that
 uses it is unchanged; what the model learns here is the format's pointing (read the marked line's letter), not
@@ -50,7 +47,7 @@ from __future__ import annotations
 
 import random
 import string
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +68,7 @@ class PointerPretrainingConfig:
     Attributes:
         steps: optimiser steps (batches of synthetic pages; each batch is freshly drawn, nothing repeats).
         batch_size: pages per step.
-        learning_rate: AdamW learning rate (no warm-up).
-        lr_schedule: ``"constant"`` or ``"linear"`` (down to 0 at the last step; :func:`trainers.optim.adamw_with_warmup`).
+        learning_rate: AdamW learning rate (constant, no warm-up).
         min_lines / max_lines: listing length of a page, drawn uniformly.
         blank_fields: chance that a line other than the named one is a text field with no label or placeholder
             (listed as a bare ``field``, as unlabeled inputs are on real pages). Without them the model met its first
@@ -82,10 +78,6 @@ class PointerPretrainingConfig:
         punctuation: chance that a line's text ends in ``:``, ``,`` or ``.``.
         checklists: chance that a page is a checklist (several named checkbox lines, some ticked; the module
             docstring, with what it measured). 0: single-target pages only.
-        checklist_steps: a first stage of this many steps on checklist pages only (constant learning rate), before
-            the ``steps`` above (a fresh optimiser, seed ``seed + 1000``). 0: no such stage. Why a curriculum: with
-            the mix from the first step the 2-layer model settles on "the first named line" and never reads a
-            tick (module docstring).
         shuffle_letters: draw letters as the format does with ``shuffle_letters`` (else ``A, B, C...``).
         seed: seeds the page generator and torch.
         progress: show a tqdm bar.
@@ -94,14 +86,12 @@ class PointerPretrainingConfig:
     steps: int = 800
     batch_size: int = 16
     learning_rate: float = 1e-3
-    lr_schedule: str = "constant"
     min_lines: int = 2
     max_lines: int = 14
     blank_fields: float = 0.2
     odd_words: float = 0.1
     punctuation: float = 0.2
     checklists: float = 0.0
-    checklist_steps: int = 0
     shuffle_letters: bool = False
     seed: int = 0
     progress: bool = False
@@ -252,29 +242,17 @@ def pretrain_pointing(
 ) -> dict[str, Any]:
     """Train the model in ``model`` on synthetic pointer pages; save it (and its tokenizer) to ``output_dir``.
 
-    Returns ``{"model": output_dir, "loss": [each step's answer-token NLL, nats per token]}`` (with
-    ``checklist_steps``, the checklist stage's steps first; that stage's model is kept in
-    ``output_dir/checklist_stage``).
+    Returns ``{"model": output_dir, "loss": [each step's answer-token NLL, nats per token]}``.
     """
     from agents.hf_agent import HFGenerator
     from trainers.optim import adamw_with_warmup, step_accumulated
     from trainers.sft import sft_backward
 
-    first_losses: list[float] = []
-    if config.checklist_steps > 0:
-        stage = Path(output_dir) / "checklist_stage"
-        first = pretrain_pointing(model, stage, replace(
-            config, steps=config.checklist_steps, checklists=1.0, checklist_steps=0, lr_schedule="constant"
-        ))  # fmt: skip
-        model, first_losses = stage, first["loss"]
-        config = replace(config, checklist_steps=0, seed=config.seed + 1000)
     rng = random.Random(config.seed)
     torch.manual_seed(config.seed)
     gen = HFGenerator(str(model), device="cpu")
     eos = gen.tokenizer.eos_token_id
-    optimizer, scheduler = adamw_with_warmup(
-        gen.model, config.learning_rate, 0.0, 0.0, config.steps, decay=config.lr_schedule
-    )
+    optimizer, scheduler = adamw_with_warmup(gen.model, config.learning_rate, 0.0, 0.0, config.steps)
     bar = None
     if config.progress:
         from tqdm.auto import tqdm
@@ -299,7 +277,7 @@ def pretrain_pointing(
     out = Path(output_dir)
     gen.model.save_pretrained(out)
     gen.tokenizer.save_pretrained(out)
-    return {"model": out, "loss": first_losses + losses}
+    return {"model": out, "loss": losses}
 
 
 __all__ = [
