@@ -10,11 +10,14 @@ and the swap test, per task and per arm, over several seeds.
   seed), byte tokens (:func:`agents.tiny_models.build_tokenizer` with ``merges=False``), the ``act`` format
   (:class:`agents.prompts.act.ActFormat`: the task's elements by letter, answers ``click X`` / ``type X N``),
   screenshots off.
-* **Pointer pre-training** (``--pointer-steps``, default 2,000; 0 turns it off): before any arm, the random model
-  learns on synthetic pages (:mod:`trainers.pointer_pretraining`: random words, no MiniWoB page, wording or task)
-  to answer with the letter of the line the instruction quotes, the copy a pretrained LM brings and a 2-layer
-  random model cannot grow from 10 demonstrations per task. Every arm starts from it (``grpo`` too), and every SFT
-  arm mixes ``--pointer-mix`` synthetic pages per demonstration sample into its data so cloning keeps it.
+* **Pointer pre-training** (``--pointer-steps``; 0 turns it off): before any arm, the random model learns on
+  synthetic pages (:mod:`trainers.pointer_pretraining`: random words, no MiniWoB page, wording or task) to answer
+  with the letter of the line the instruction quotes, the copy a pretrained LM brings and a 2-layer random model
+  cannot grow from 10 demonstrations per task. First ``--pointer-checklist-steps`` steps on checklist pages only
+  (click the first named box not yet ticked), ended early once ``--pointer-checklist-target`` of fresh synthetic
+  checklist pages are read right; then ``--pointer-steps`` steps with ``--pointer-checklists`` of the pages
+  checklists. Every arm starts from it (``grpo`` too), and every SFT arm mixes ``--pointer-mix`` synthetic pages per
+  demonstration sample into its data (GRPO: ``--grpo-sft-mix``) so training on MiniWoB keeps it.
 * **Demonstrations**: the scripted demonstrator (:class:`agents.miniwob_demonstrator.MiniWoBDemonstrator`, reads the
   instruction and the DOM listing, never MiniWoB's reward), ``--demos`` per task (10, as WGE).
 * **Arms** (each at every ``--seeds``): ``sft@N``: SFT (:func:`trainers.sft.train_sft`) on N demonstrations per
@@ -88,7 +91,11 @@ class Settings:
     budgets: tuple[int, ...] = (10, 100, 1000)
     hidden: int = 128
     layers: int = 2
-    pointer_steps: int = 2000  # synthetic pointer pre-training before any arm (trainers.pointer_pretraining); 0: none
+    pointer_steps: int = 1000  # synthetic pointer pre-training before any arm (trainers.pointer_pretraining); 0: none
+    pointer_checklists: float = 0.5  # share of checklist pages in pointer pre-training and in every mix below
+    pointer_checklist_steps: int = 2000  # a first stage on checklist pages only (PointerPretrainingConfig)
+    pointer_checklist_target: float = 0.0  # > 0: that stage ends once fresh checklist pages are read this well
+    pointer_lr_schedule: str = "linear"  # of the mixed stage (the checklist stage is constant)
     pointer_mix: float = 1.0  # with pointer_steps: synthetic pages per demonstration sample in every SFT arm
     sft_steps: int = 400
     sft_lr: float = 1e-3
@@ -159,12 +166,24 @@ def build_policy(folder: Path, settings: Settings, seed: int) -> Path:
     return folder
 
 
+def pointer_config(settings: Settings, seed: int, **kwargs: Any) -> Any:
+    """The synthetic pages' settings for pre-training and for the SFT and GRPO mixes: the same checklist share."""
+    from trainers.pointer_pretraining import PointerPretrainingConfig
+
+    return PointerPretrainingConfig(seed=seed, checklists=settings.pointer_checklists, **kwargs)
+
+
 def pointer_pretrained(init: Path, out: Path, settings: Settings, seed: int) -> Path:
     """``init`` after :func:`trainers.pointer_pretraining.pretrain_pointing` (synthetic pages, no MiniWoB)."""
-    from trainers.pointer_pretraining import PointerPretrainingConfig, pretrain_pointing
+    from trainers.pointer_pretraining import pretrain_pointing
 
     if not (out / "config.json").exists():
-        pretrain_pointing(init, out, PointerPretrainingConfig(steps=settings.pointer_steps, seed=seed))
+        done = pretrain_pointing(init, out, pointer_config(settings, seed, steps=settings.pointer_steps,
+                                                           checklist_steps=settings.pointer_checklist_steps,
+                                                           checklist_target=settings.pointer_checklist_target,
+                                                           lr_schedule=settings.pointer_lr_schedule))  # fmt: skip
+        # the checklist stage's checks on fresh synthetic pages: how long it ran, and how well it reads them
+        (out / "checklist_checks.json").write_text(json.dumps(done["checks"]))
     return out
 
 
@@ -190,9 +209,9 @@ def run_sft(model: Path, data: Path, out: Path, settings: Settings, seed: int) -
                         device="cpu", seed=seed, output_dir=str(out), progress=False, plot=False)  # fmt: skip
         make_samples = None
         if mix > 0:
-            from trainers.pointer_pretraining import PointerPretrainingConfig, with_pointer_samples
+            from trainers.pointer_pretraining import with_pointer_samples
 
-            make_samples = with_pointer_samples(cfg, settings.pointer_mix, PointerPretrainingConfig(seed=seed))
+            make_samples = with_pointer_samples(cfg, settings.pointer_mix, pointer_config(settings, seed))
         train_sft(cfg, make_samples)
     return out / "final"
 
@@ -216,9 +235,9 @@ def run_grpo(model: Path, out: Path, settings: Settings, seed: int) -> tuple[Pat
                      progress=False, plot=True)  # fmt: skip
     sft_mix = None
     if mix > 0:
-        from trainers.pointer_pretraining import PointerPretrainingConfig, pointer_mix
+        from trainers.pointer_pretraining import pointer_mix
 
-        sft_mix = pointer_mix(PointerPretrainingConfig(seed=seed))
+        sft_mix = pointer_mix(pointer_config(settings, seed))
     result = train(cfg, sft_mix)
     return out / "final", result["eval"]
 
@@ -495,8 +514,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", nargs="+", default=["sft", "sft+grpo", "grpo", "sft+trl"])
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--pointer-steps", type=int, default=2000,
+    parser.add_argument("--pointer-steps", type=int, default=1000,
                         help="synthetic pointer pre-training steps before every arm (0: the random model)")
+    parser.add_argument("--pointer-checklists", type=float, default=0.5,
+                        help="share of checklist pages in pointer pre-training and in the SFT and GRPO mixes")
+    parser.add_argument("--pointer-checklist-steps", type=int, default=2000,
+                        help="a first pointer stage on checklist pages only (0: none)")
+    parser.add_argument("--pointer-checklist-target", type=float, default=0.0,
+                        help="end the checklist stage once this share of fresh synthetic checklist pages is read "
+                             "right (--pointer-checklist-steps is then its cap; 0: run it all)")
+    parser.add_argument("--pointer-lr-schedule", choices=["constant", "linear"], default="linear",
+                        help="the (mixed) pointer stage's learning rate: flat, or down to 0 at the last step")
     parser.add_argument("--pointer-mix", type=float, default=1.0,
                         help="with --pointer-steps: synthetic pages per demonstration sample in each SFT arm")
     parser.add_argument("--sft-steps", type=int, default=400, help="SFT optimiser steps (batch 16), about")
@@ -532,13 +560,16 @@ def main(argv: list[str] | None = None) -> int:
     if a.quick:
         # Two demonstrations per task, so that the warm start leaves room to rise on 20 held-out seeds (from ten,
         # SFT alone scored 0.975 and GRPO had nothing to add), and dynamic sampling, as at this start most groups
-        # agree (every member right) and teach nothing.
-        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=2, budgets=(2,), pointer_steps=400,
-                            sft_steps=150, grpo_steps=20, grpo_lr=3e-4, grpo_sampling_rounds=3, group_size=4, num_envs=4,
+        # agree (every member right) and teach nothing. The pointer stage is short for the same reason: it alone
+        # teaches click-button's pointing (SFT(2) on click-button after 400 / 600 / 650 / 700 / 800 pointer steps:
+        # 0.40 / 0.45 / 0.65 / 0.85 / 0.85-0.90, GRPO then 0.90 at 650 with 40 steps, 1.00 at 700-800 with 30).
+        settings = Settings(tasks=("click-test-2", "click-button"), seeds=(0,), demos=2, budgets=(2,), pointer_steps=650,
+                            pointer_checklists=0.0, pointer_checklist_steps=0, pointer_lr_schedule="constant",
+                            sft_steps=150, grpo_steps=40, grpo_lr=3e-4, grpo_sampling_rounds=3, group_size=4, num_envs=4,
                             eval_per_task=20, curve_per_task=5, eval_every=10, arms=("sft", "sft+grpo"), work=a.work)  # fmt: skip
     else:
         settings = Settings(tasks=tuple(a.tasks), seeds=tuple(a.seeds), demos=a.demos, budgets=tuple(a.budgets),
-                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, sft_steps=a.sft_steps, sft_lr=a.sft_lr, sft_balance_tasks=a.sft_balance_tasks, sft_lr_schedule=a.sft_lr_schedule, grpo_steps=a.grpo_steps,
+                            hidden=a.hidden, layers=a.layers, pointer_steps=a.pointer_steps, pointer_mix=a.pointer_mix, pointer_checklists=a.pointer_checklists, pointer_checklist_steps=a.pointer_checklist_steps, pointer_checklist_target=a.pointer_checklist_target, pointer_lr_schedule=a.pointer_lr_schedule, sft_steps=a.sft_steps, sft_lr=a.sft_lr, sft_balance_tasks=a.sft_balance_tasks, sft_lr_schedule=a.sft_lr_schedule, grpo_steps=a.grpo_steps,
                             grpo_lr=a.grpo_lr, grpo_beta=a.grpo_beta, grpo_sft_mix=a.grpo_sft_mix, grpo_sampling_rounds=a.grpo_sampling_rounds, group_size=a.group_size, eval_per_task=a.eval_per_task,
                             curve_per_task=a.curve_per_task, eval_every=a.eval_every, arms=tuple(a.arms), work=a.work)  # fmt: skip
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

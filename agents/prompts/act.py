@@ -12,8 +12,9 @@ instruction, the actions taken so far, and one line per element a task may need,
     E button Login
 
 Listed are buttons, links, tabs, fields (with their label, placeholder and current value), checkboxes (with
-their label, ``[x]`` when checked) and the page's visible text pieces (MiniWoB's links are plain ``<span>``
-elements, so text is listed too); a piece of text nested in a listed element with the same text is listed once.
+their label; ``[x]`` before the letter when ticked, ``[ ]`` when not) and the page's visible text pieces
+(MiniWoB's links are plain ``<span>`` elements, so text is listed too); a piece of text nested in a listed element
+with the same text is listed once.
 
 The answer is one action:
 
@@ -174,15 +175,13 @@ class ActFormat:
         names = self.letters(ctx.observation, len(elements))
         for i, e in enumerate(elements):
             mark = "*" if self.mark_matches and named_in(_text(e), ctx.instruction) else ""
-            lines.append(f"{names[i]}{mark} {self._line(e)}")
+            lines.append(f"{_box_state(e)}{names[i]}{mark} {self._line(e)}")
         return [{"role": "user", "content": "\n".join(lines)}]
 
     def _line(self, element: Mapping[str, Any]) -> str:
         kind, text = element_kind(element), _text(element)[: self.max_text]
         line = f"{kind} {text}".rstrip()
         value = str(element.get("value") or "")
-        if kind == "checkbox" or kind == "radio":
-            return line + (" [x]" if value == "checked" else "")
         if kind in ("field", "select") and value:
             return f"{line} = {value[: self.max_text]}"
         return line
@@ -252,6 +251,21 @@ class ActFormat:
 
     def describe(self, action: Any) -> str:
         return action.to_json() if isinstance(action, Action) else "invalid action"
+
+
+def _box_state(element: Mapping[str, Any]) -> str:
+    """``[x] `` before a ticked checkbox's (or chosen radio button's) letter, ``[ ] `` before an open one's, else
+    nothing: a to-do list's reading.
+
+    Why before the letter: the answer copies a line's letter, and a causal model's token sees only what precedes
+    it, so a state at the end of the line (``B* checkbox KB [x]``, the earlier listing) never reached the letter
+    it would have to veto; three bytes before it, the state is at a fixed offset from the letter and its ``*``.
+    With it (and checklist pages in pointer pre-training) a 2-layer model answered synthetic checklists with a
+    tick 0.80 of the time, against 0.28 with the state at the end (``docs/learning_benchmarks.md``).
+    """
+    if element_kind(element) not in ("checkbox", "radio"):
+        return ""
+    return "[x] " if str(element.get("value") or "") == "checked" else "[ ] "
 
 
 def _text(element: Mapping[str, Any] | None) -> str:

@@ -112,9 +112,9 @@ CHECKBOXES = {
 
 def test_a_checkbox_takes_its_wrapping_labels_line_and_shows_its_state():
     assert prompt(CHECKBOXES).splitlines()[1:] == [
-        "A checkbox XA8FMD",
-        "B* checkbox Idh [x]",
-        "C* checkbox vEms71J",
+        "[ ] A checkbox XA8FMD",
+        "[x] B* checkbox Idh",
+        "[ ] C* checkbox vEms71J",
         "D* button Submit",
     ]
     fmt = ActFormat()
@@ -124,7 +124,7 @@ def test_a_checkbox_takes_its_wrapping_labels_line_and_shows_its_state():
     # A label that wraps another box's text, or text beside a box without overlapping it, keeps its own line.
     apart = {**CHECKBOXES, "elements": [{**e, "bbox": [200, 0, 260, 10]} if e["id"] == "2" else e
                                         for e in CHECKBOXES["elements"]]}  # fmt: skip
-    assert "label Idh" in prompt(apart) and "checkbox Idh [x]" in prompt(apart)
+    assert "label Idh" in prompt(apart) and "[x] C* checkbox Idh" in prompt(apart)
 
 
 @pytest.mark.parametrize(

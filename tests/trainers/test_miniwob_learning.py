@@ -34,7 +34,7 @@ def test_quick_run_reports_held_out_success_and_the_swap_test(tmp_path):
     assert curve[0]["step"] == 0 and {"eval_greedy_success", "eval_swap_rate", "eval_swap_chance"} <= set(curve[0])
     history = [json.loads(line) for line in (tmp_path / "runs/seed0/sft_grpo/metrics.jsonl").read_text().splitlines()]
     trained = [row for row in history if "reward_mean" in row]
-    assert len(trained) == 20
+    assert len(trained) == 40
     assert all({"entropy", "zero_adv_frac", "distinct_answers", "informative_groups"} <= set(row) for row in trained)
     assert "| click-test-2 |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").exists()
